@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0
+# devmemtop: build everything under build/ (quiet unless V=1).
+
+OUTPUT		?= build
+PREFIX		?= /usr/local
+DESTDIR		?=
+BINDIR		?= $(PREFIX)/sbin
+DATADIR		?= $(PREFIX)/share/devmemtop
+MANDIR		?= $(PREFIX)/share/man
+
+CC		?= cc
+CLANG		?= clang
+BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+PKG_CONFIG	?= pkg-config
+ARCH		:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH	:= $(shell $(CC) -print-multiarch 2>/dev/null)
+
+PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.1
+PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+CFLAGS		?= -O2 -g
+CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+		   -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Isrc $(PKG_CFLAGS)
+LDLIBS		+= $(PKG_LIBS) -lm -lpthread
+
+BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
+		   -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS		:= $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+SRCS		:= $(wildcard src/*.c)
+OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
+
+TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
+TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+
+.PHONY: all clean install uninstall check test unit-tests integration-tests vmtest \
+	bench fuzz deps
+
+all: $(OUTPUT)/devmemtop
+
+$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/devmemtop.h bpf/kernel_types.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@
+
+$(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h) bpf/devmemtop.h $(SKELS) | $(OUTPUT)/src
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/devmemtop: $(OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+unit-tests: $(TEST_BINS)
+	$(Q)tests/run-unit.sh $(TEST_BINS)
+
+integration-tests: all
+	$(Q)tests/run-integration.sh
+
+vmtest: all
+	$(Q)scripts/lab/vmtest.sh
+
+# The README's test command: everything, as CI runs it.
+check test: all unit-tests integration-tests vmtest
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+install: all
+	install -D -m 0755 $(OUTPUT)/devmemtop $(DESTDIR)$(BINDIR)/devmemtop
+	install -d $(DESTDIR)$(DATADIR)/dashboards $(DESTDIR)$(DATADIR)/specs
+	$(if $(wildcard dashboards/*),install -m 0644 $(wildcard dashboards/*.json dashboards/*.yml) $(DESTDIR)$(DATADIR)/dashboards/)
+	$(if $(wildcard specs/*.yaml),install -m 0644 $(wildcard specs/*.yaml) $(DESTDIR)$(DATADIR)/specs/)
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/devmemtop
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT)
+
+.DELETE_ON_ERROR:
+.SECONDARY:

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmemtop BPF side: page_pool tracepoints (always), devmem allocator
+ * fentry/fexit (where the kernel lets them attach) and devmem tracepoints
+ * (kernels carrying our series). User space picks what to load at run time
+ * with bpf_program__set_autoload(); nothing here depends on a kernel version.
+ */
+#include "kernel_types.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "devmemtop.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define NET_IOV_BIT		1UL	/* netmem_ref bit 0: a net_iov, not a page */
+#define PAGE_SHIFT		12
+#define MAX_CHUNK_WALK		(1 << 20)
+#define IS_ERR_PTR(p)		((unsigned long)(p) >= (unsigned long)-4095)
+
+/* Set by user space before load. */
+const volatile __u64 devmem_ops_addr = 0;	/* &dmabuf_devmem_ops, 0 if unknown */
+const volatile bool binding_free_takes_work = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_POOLS);
+	__type(key, __u64);
+	__type(value, struct dmt_pool);
+} pools SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_BINDINGS);
+	__type(key, __u32);
+	__type(value, struct dmt_binding);
+} bindings SEC(".maps");
+
+/* Start timestamps of provider alloc / niov free calls, per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} call_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DMT_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* All-zero templates: new map values are inserted from these, then filled. */
+static const struct dmt_pool pool_template = {};
+static const struct dmt_binding binding_template = {};
+
+/* Output of walk_binding, read by user space right after the test run. */
+struct dmt_walk walk_out = {};
+
+static __always_inline void cnt_inc(__u32 idx, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += v;
+}
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	/* round up: smallest k with v <= 2^k */
+	__u32 k = 0;
+
+	if (v <= 1)
+		return 0;
+	v--;
+	if (v >> 32) { k += 32; v >>= 32; }
+	if (v >> 16) { k += 16; v >>= 16; }
+	if (v >> 8) { k += 8; v >>= 8; }
+	if (v >> 4) { k += 4; v >>= 4; }
+	if (v >> 2) { k += 2; v >>= 2; }
+	if (v >> 1) { k += 1; v >>= 1; }
+	k += v;
+	return k < DMT_LOG2_SLOTS ? k : DMT_LOG2_SLOTS - 1;
+}
+
+static __always_inline void log2_add(struct dmt_log2_hist *h, __u64 v)
+{
+	__u32 k = log2_slot(v);
+
+	if (k < DMT_LOG2_SLOTS)
+		__sync_fetch_and_add(&h->slots[k], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum, v);
+}
+
+static __always_inline void batch_add(struct dmt_batch_hist *h, __u32 n)
+{
+	if (n > DMT_BATCH_MAX)
+		n = DMT_BATCH_MAX;
+	__sync_fetch_and_add(&h->slots[n], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum, n);
+}
+
+static __always_inline void emit(__u32 type, __u64 addr, __u32 id, __s32 ifindex,
+				 __s64 a, __s64 b, __s64 c)
+{
+	struct dmt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		cnt_inc(DMT_CNT_RB_DROPS, 1);
+		return;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->type = type;
+	e->id = id;
+	e->ifindex = ifindex;
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline const void *pool_mp_ops(const struct page_pool *pool)
+{
+	const struct page_pool___mp_ops *p = (const void *)pool;
+
+	if (bpf_core_field_exists(p->mp_ops))
+		return BPF_CORE_READ(p, mp_ops);
+	return 0;
+}
+
+static __always_inline bool pool_is_devmem(const struct dmt_pool *v)
+{
+	if (!v->mp_priv)
+		return false;
+	/* kernels without mp_ops only ever had the devmem provider */
+	if (!v->mp_ops)
+		return true;
+	return devmem_ops_addr && v->mp_ops == devmem_ops_addr;
+}
+
+/* First sight of a pool: read its identity once, off the hot path. */
+static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 hold,
+					    __u32 release, bool have_hold)
+{
+	__u64 key = (__u64)pool;
+	struct net_device *dev;
+	struct napi_struct *napi;
+	struct dmt_pool *v;
+
+	bpf_map_update_elem(&pools, &key, &pool_template, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&pools, &key);
+	if (!v) {
+		cnt_inc(DMT_CNT_POOL_MAP_FULL, 1);
+		return NULL;
+	}
+	v->addr = key;
+	v->first_ns = bpf_ktime_get_ns();
+	v->id = BPF_CORE_READ(pool, user.id);
+	v->nid = BPF_CORE_READ(pool, p.nid);
+	v->queue = BPF_CORE_READ(pool, slow.queue_idx);
+	v->mp_priv = (__u64)BPF_CORE_READ(pool, mp_priv);
+	v->mp_ops = (__u64)pool_mp_ops(pool);
+	napi = BPF_CORE_READ(pool, p.napi);
+	if (napi)
+		v->napi_id = BPF_CORE_READ(napi, napi_id);
+	dev = BPF_CORE_READ(pool, slow.netdev);
+	if (dev) {
+		v->attr_src = DMT_ATTR_NETDEV;
+	} else if (napi) {
+		dev = BPF_CORE_READ(napi, dev);
+		if (dev)
+			v->attr_src = DMT_ATTR_NAPI;
+	}
+	if (dev) {
+		v->ifindex = BPF_CORE_READ(dev, ifindex);
+		v->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+		bpf_probe_read_kernel_str(v->ifname, sizeof(v->ifname), dev->name);
+	}
+	if (pool_is_devmem(v))
+		v->binding_id = BPF_CORE_READ((struct net_devmem_dmabuf_binding *)v->mp_priv, id);
+	/*
+	 * The tracepoints pass the pool's cumulative counters: everything up
+	 * to this event happened before we looked. The current event is ours.
+	 */
+	v->hold_cnt = have_hold ? hold : BPF_CORE_READ(pool, pages_state_hold_cnt);
+	v->release_cnt = have_hold ? BPF_CORE_READ(pool, pages_state_release_cnt.counter) : release;
+	v->hold_base = have_hold ? hold - 1 : v->hold_cnt;
+	v->release_base = have_hold ? v->release_cnt : release - 1;
+	emit(DMT_EV_POOL_NEW, key, v->id, v->ifindex, v->queue, v->napi_id, 0);
+	return v;
+}
+
+static __always_inline void note_kind(struct dmt_pool *v, netmem_ref netmem)
+{
+	__u32 f = (netmem & NET_IOV_BIT) ? DMT_POOL_SAW_NIOV : DMT_POOL_SAW_PAGE;
+
+	/* read before write: keeps the cache line shared in the common case */
+	if (!(v->flags & f))
+		__sync_fetch_and_or(&v->flags, f);
+}
+
+SEC("tp_btf/page_pool_state_hold")
+int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hold)
+{
+	__u64 key = (__u64)pool;
+	struct dmt_pool *v;
+	__u32 n;
+
+	v = bpf_map_lookup_elem(&pools, &key);
+	if (!v) {
+		v = pool_new(pool, hold, 0, true);
+		if (!v)
+			return 0;
+	} else if ((__s32)(hold - v->hold_cnt) > 0) {
+		v->hold_cnt = hold;
+	}
+	note_kind(v, netmem);
+
+	/*
+	 * Refill batches. A refill that fills the alloc cache increments
+	 * pool->alloc.count before each hold tracepoint (1, 2, ... N); a
+	 * refill that hands out one item leaves it at 0. Holds are
+	 * serialised per pool (one consumer), so no atomics on batch_open.
+	 */
+	n = pool->alloc.count;
+	if (n == 0) {
+		if (v->batch_open)
+			batch_add(&v->refill, v->batch_open);
+		v->batch_open = 0;
+		batch_add(&v->refill, 1);
+	} else if (n == v->batch_open + 1) {
+		v->batch_open = n;
+	} else {
+		if (v->batch_open)
+			batch_add(&v->refill, v->batch_open);
+		v->batch_open = n;
+	}
+	return 0;
+}
+
+SEC("tp_btf/page_pool_state_release")
+int BPF_PROG(pp_release, const struct page_pool *pool, netmem_ref netmem, __u32 release)
+{
+	__u64 key = (__u64)pool;
+	struct dmt_pool *v;
+
+	v = bpf_map_lookup_elem(&pools, &key);
+	if (!v) {
+		pool_new(pool, 0, release, false);
+		return 0;
+	}
+	/* releases come from any CPU: keep the newest counter value */
+	if ((__s32)(release - v->release_cnt) > 0)
+		v->release_cnt = release;
+	return 0;
+}
+
+SEC("tp_btf/page_pool_release")
+int BPF_PROG(pp_destroy, const struct page_pool *pool, __s32 inflight, __u32 hold,
+	     __u32 release)
+{
+	__u64 key = (__u64)pool;
+	struct dmt_pool *v;
+
+	v = bpf_map_lookup_elem(&pools, &key);
+	if (!v) {
+		v = pool_new(pool, hold, 0, true);
+		if (!v)
+			return 0;
+		v->hold_base = hold;
+		v->release_base = release;
+	}
+	v->hold_cnt = hold;
+	v->release_cnt = release;
+	v->release_inflight = inflight;
+	v->release_calls++;
+	if (v->batch_open) {
+		batch_add(&v->refill, v->batch_open);
+		v->batch_open = 0;
+	}
+	__sync_fetch_and_or(&v->flags, DMT_POOL_RELEASED);
+	if (inflight == 0) {
+		__sync_fetch_and_or(&v->flags, DMT_POOL_GONE);
+		v->gone_ns = bpf_ktime_get_ns();
+	}
+	emit(DMT_EV_POOL_RELEASE, key, v->id, v->ifindex, inflight, hold, release);
+	return 0;
+}
+
+SEC("tp_btf/page_pool_update_nid")
+int BPF_PROG(pp_nid, const struct page_pool *pool, int new_nid)
+{
+	__u64 key = (__u64)pool;
+	struct dmt_pool *v;
+
+	v = bpf_map_lookup_elem(&pools, &key);
+	if (!v)
+		return 0;
+	v->nid = new_nid;
+	v->nid_changes++;
+	emit(DMT_EV_POOL_NID, key, v->id, v->ifindex, new_nid, 0, 0);
+	return 0;
+}
+
+/* ---- devmem bindings ---------------------------------------------------- */
+
+struct chunk_walk {
+	struct list_head *head;
+	struct list_head *pos;
+	__u64 chunks;
+	__u64 total;
+	__u64 avail;
+};
+
+static long chunk_step(__u64 i, struct chunk_walk *w)
+{
+	struct list_head *next = BPF_CORE_READ(w->pos, next);
+	struct gen_pool_chunk *c;
+
+	if (!next || next == w->head)
+		return 1;
+	c = container_of(next, struct gen_pool_chunk, next_chunk);
+	w->chunks++;
+	w->total += BPF_CORE_READ(c, end_addr) - BPF_CORE_READ(c, start_addr) + 1;
+	w->avail += BPF_CORE_READ(c, avail.counter);
+	w->pos = next;
+	return 0;
+}
+
+static __always_inline __u32 binding_niov_shift(struct net_devmem_dmabuf_binding *b)
+{
+	struct net_devmem_dmabuf_binding___niov_shift *s = (void *)b;
+	__u32 shift = PAGE_SHIFT;
+
+	if (bpf_core_field_exists(s->niov_shift))
+		shift = BPF_CORE_READ_BITFIELD_PROBED(s, niov_shift);
+	return shift < 32 ? shift : PAGE_SHIFT;
+}
+
+/* Fill total/free niovs of a live binding, whichever layout it has. */
+static __noinline int binding_walk(struct net_devmem_dmabuf_binding *b, struct dmt_walk *w)
+{
+	struct net_devmem_dmabuf_binding___freelist *fl = (void *)b;
+	struct net_devmem_dmabuf_binding___genpool *gp = (void *)b;
+	struct net_device *dev;
+	struct dma_buf *dmabuf;
+	__u32 shift;
+
+	if (!b)
+		return -1;
+	shift = binding_niov_shift(b);
+	w->id = BPF_CORE_READ(b, id);
+	dev = BPF_CORE_READ(b, dev);
+	w->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : 0;
+	dmabuf = BPF_CORE_READ(b, dmabuf);
+	w->dmabuf_size = dmabuf ? BPF_CORE_READ(dmabuf, size) : 0;
+	w->niov_size = 1U << shift;
+
+	if (bpf_core_field_exists(fl->free_count)) {
+		w->layout = 2;
+		w->free_niovs = BPF_CORE_READ_BITFIELD_PROBED(fl, free_count);
+		if (bpf_core_field_exists(fl->total_niovs))
+			w->total_niovs = BPF_CORE_READ_BITFIELD_PROBED(fl, total_niovs);
+		w->total_bytes = w->total_niovs << shift;
+		w->avail_bytes = w->free_niovs << shift;
+		return 0;
+	}
+	if (bpf_core_field_exists(gp->chunk_pool)) {
+		struct gen_pool *pool = BPF_CORE_READ(gp, chunk_pool);
+		struct chunk_walk cw = {};
+
+		if (!pool)
+			return -2;
+		w->layout = 1;
+		cw.head = (void *)pool + bpf_core_field_offset(struct gen_pool, chunks);
+		cw.pos = cw.head;
+		bpf_loop(MAX_CHUNK_WALK, chunk_step, &cw, 0);
+		w->chunks = cw.chunks;
+		w->total_bytes = cw.total;
+		w->avail_bytes = cw.avail;
+		w->total_niovs = cw.total >> shift;
+		w->free_niovs = cw.avail >> shift;
+		return 0;
+	}
+	return -3;
+}
+
+/*
+ * Run on demand by user space (BPF_PROG_TEST_RUN, one argument: the
+ * binding's address) at snapshot time, for bindings known to be alive.
+ */
+SEC("raw_tp")
+int walk_binding(__u64 *ctx)
+{
+	struct net_devmem_dmabuf_binding *b = (void *)ctx[0];
+
+	struct dmt_walk w = {};
+
+	w.binding = (__u64)b;
+	w.err = binding_walk(b, &w);
+	walk_out = w;
+	return 0;
+}
+
+static __noinline struct dmt_binding *binding_get(struct net_devmem_dmabuf_binding *b, __u32 id)
+{
+	struct dmt_binding *v;
+
+	v = bpf_map_lookup_elem(&bindings, &id);
+	if (v)
+		return v;
+	bpf_map_update_elem(&bindings, &id, &binding_template, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&bindings, &id);
+	if (!v) {
+		cnt_inc(DMT_CNT_BIND_MAP_FULL, 1);
+		return NULL;
+	}
+	v->id = id;
+	v->addr = (__u64)b;
+	v->free_niovs_tp = -1;
+	v->out_at_unbind = -1;
+	v->out_at_free = -1;
+	if (b) {
+		struct net_device *dev = BPF_CORE_READ(b, dev);
+		struct dma_buf *dmabuf = BPF_CORE_READ(b, dmabuf);
+
+		v->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : 0;
+		v->dmabuf_size = dmabuf ? BPF_CORE_READ(dmabuf, size) : 0;
+		v->niov_size = 1U << binding_niov_shift(b);
+	}
+	return v;
+}
+
+static __always_inline __s64 binding_outstanding(struct net_devmem_dmabuf_binding *b,
+						 struct dmt_binding *v)
+{
+	struct dmt_walk w = {};
+
+	if (binding_walk(b, &w))
+		return -1;
+	if (w.total_niovs)
+		v->total_niovs = w.total_niovs;
+	if (w.layout == 2)
+		v->flags |= DMT_BIND_FREELIST;
+	return w.total_niovs - w.free_niovs;
+}
+
+SEC("fexit/net_devmem_bind_dmabuf")
+int BPF_PROG(bind_exit)
+{
+	struct net_devmem_dmabuf_binding *b;
+	struct dmt_binding *v;
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	b = (void *)ret;
+	if (!b || IS_ERR_PTR(b))
+		return 0;
+	v = binding_get(b, BPF_CORE_READ(b, id));
+	if (!v)
+		return 0;
+	v->create_ns = bpf_ktime_get_ns();
+	v->flags |= DMT_BIND_SEEN_CREATE;
+	binding_outstanding(b, v);
+	emit(DMT_EV_BIND_CREATE, ret, v->id, v->ifindex, v->total_niovs, v->dmabuf_size, 0);
+	return 0;
+}
+
+SEC("fentry/net_devmem_unbind_dmabuf")
+int BPF_PROG(unbind_entry, struct net_devmem_dmabuf_binding *b)
+{
+	struct dmt_binding *v = binding_get(b, BPF_CORE_READ(b, id));
+
+	if (!v)
+		return 0;
+	v->unbind_ns = bpf_ktime_get_ns();
+	v->flags |= DMT_BIND_UNBOUND;
+	v->out_at_unbind = binding_outstanding(b, v);
+	emit(DMT_EV_BIND_UNBIND, (__u64)b, v->id, v->ifindex, v->out_at_unbind, 0, 0);
+	return 0;
+}
+
+SEC("fentry/__net_devmem_dmabuf_binding_free")
+int BPF_PROG(binding_free_entry, void *arg)
+{
+	struct net_devmem_dmabuf_binding *b = arg;
+	struct dmt_binding *v;
+
+	if (binding_free_takes_work) {
+		struct net_devmem_dmabuf_binding___unbind_w *u;
+
+		b = (void *)((char *)arg -
+			     bpf_core_field_offset(struct net_devmem_dmabuf_binding___unbind_w,
+						   unbind_w));
+		u = (void *)b;
+		(void)u;
+	}
+	v = binding_get(b, BPF_CORE_READ(b, id));
+	if (!v)
+		return 0;
+	v->free_ns = bpf_ktime_get_ns();
+	v->flags |= DMT_BIND_FREED;
+	v->out_at_free = binding_outstanding(b, v);
+	emit(DMT_EV_BIND_FREE, (__u64)b, v->id, v->ifindex, v->out_at_free, v->total_niovs, 0);
+	return 0;
+}
+
+SEC("fentry/mp_dmabuf_devmem_alloc_netmems")
+int BPF_PROG(mp_alloc_entry)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	__u64 ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&call_start, &tid, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/mp_dmabuf_devmem_alloc_netmems")
+int BPF_PROG(mp_alloc_exit, struct page_pool *pool, unsigned int gfp, netmem_ref ret)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct net_devmem_dmabuf_binding *b;
+	__u64 now = bpf_ktime_get_ns();
+	struct dmt_binding *v;
+	__u64 *start, delta = 0;
+	__u32 n;
+
+	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
+	start = bpf_map_lookup_elem(&call_start, &tid);
+	if (start) {
+		delta = now - *start;
+		bpf_map_delete_elem(&call_start, &tid);
+	} else {
+		cnt_inc(DMT_CNT_LAT_MISSED, 1);
+	}
+	b = BPF_CORE_READ(pool, mp_priv);
+	if (!b)
+		return 0;
+	v = binding_get(b, BPF_CORE_READ(b, id));
+	if (!v)
+		return 0;
+	if (!ret) {
+		__sync_fetch_and_add(&v->alloc_fail, 1);
+		emit(DMT_EV_ALLOC_FAIL, (__u64)b, v->id, v->ifindex, v->free_niovs_tp, 0, 0);
+		return 0;
+	}
+	/* one returned, the rest went into the pool's alloc cache */
+	n = 1 + BPF_CORE_READ(pool, alloc.count);
+	__sync_fetch_and_add(&v->alloc_calls, 1);
+	__sync_fetch_and_add(&v->alloc_niovs, n);
+	if (start) {
+		log2_add(&v->alloc_lat, delta);
+		log2_add(&v->alloc_lat_niov, delta / n);
+	}
+	return 0;
+}
+
+/* Keys of call_start: thread id, with the top bit telling free from alloc. */
+#define FREE_KEY(tid)	((tid) | (1ULL << 63))
+
+SEC("fentry/mp_dmabuf_devmem_release_page")
+int BPF_PROG(mp_release_entry)
+{
+	__u64 tid = FREE_KEY(bpf_get_current_pid_tgid());
+	__u64 ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&call_start, &tid, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/mp_dmabuf_devmem_release_page")
+int BPF_PROG(mp_release_exit, struct page_pool *pool, netmem_ref netmem)
+{
+	__u64 tid = FREE_KEY(bpf_get_current_pid_tgid());
+	struct net_devmem_dmabuf_binding *b;
+	struct dmt_binding *v;
+	__u64 *start;
+	__u32 id;
+
+	start = bpf_map_lookup_elem(&call_start, &tid);
+	if (!start) {
+		cnt_inc(DMT_CNT_LAT_MISSED, 1);
+		return 0;
+	}
+	b = BPF_CORE_READ(pool, mp_priv);
+	id = b ? BPF_CORE_READ(b, id) : 0;
+	v = b ? bpf_map_lookup_elem(&bindings, &id) : NULL;
+	if (v) {
+		__sync_fetch_and_add(&v->free_niovs_cnt, 1);
+		log2_add(&v->free_lat, bpf_ktime_get_ns() - *start);
+	}
+	bpf_map_delete_elem(&call_start, &tid);
+	return 0;
+}
+
+SEC("fexit/sock_devmem_dontneed")
+int BPF_PROG(dontneed_exit)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	cnt_inc(DMT_CNT_DONTNEED_CALLS, 1);
+	if ((long)ret > 0)
+		cnt_inc(DMT_CNT_DONTNEED_TOKENS, ret);
+	return 0;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF programs (devmemtop.bpf.c) and the collector
+ * (src/collector.c). Plain __u32/__u64 only: this header is compiled both
+ * for -target bpf and for the host.
+ */
+#ifndef DEVMEMTOP_H
+#define DEVMEMTOP_H
+
+/*
+ * log2 histogram with round-up buckets: slot k counts values v with
+ * 2^(k-1) < v <= 2^k (slot 0 counts v <= 1). The upper bound of slot k is
+ * exactly 2^k, so a Prometheus bucket le=2^k is exact, not approximate.
+ */
+#define DMT_LOG2_SLOTS		40
+/* Refill batch sizes are bounded by the alloc cache (128 on x86_64). */
+#define DMT_BATCH_MAX		128
+
+#define DMT_IFNAMSIZ		16
+
+struct dmt_log2_hist {
+	__u64 slots[DMT_LOG2_SLOTS];
+	__u64 count;
+	__u64 sum;
+};
+
+struct dmt_batch_hist {
+	/* slot i counts batches of exactly i items; DMT_BATCH_MAX is ">=". */
+	__u64 slots[DMT_BATCH_MAX + 1];
+	__u64 count;
+	__u64 sum;
+};
+
+/* Where a pool's interface came from. */
+enum dmt_attr_src {
+	DMT_ATTR_NONE = 0,
+	DMT_ATTR_NETDEV = 1,	/* pool->slow.netdev */
+	DMT_ATTR_NAPI = 2,	/* pool->p.napi->dev */
+	DMT_ATTR_NETLINK = 3,	/* netdev genl page-pool-get (user space) */
+};
+
+enum dmt_pool_flags {
+	DMT_POOL_SAW_PAGE	= 1 << 0,	/* a struct page netmem was held */
+	DMT_POOL_SAW_NIOV	= 1 << 1,	/* a net_iov netmem was held */
+	DMT_POOL_RELEASED	= 1 << 2,	/* page_pool_release seen */
+	DMT_POOL_GONE		= 1 << 3,	/* released with inflight == 0 */
+};
+
+/* One page_pool, keyed by its kernel address. */
+struct dmt_pool {
+	__u64 addr;
+	__u64 mp_ops;		/* provider ops pointer, 0 for plain pages */
+	__u64 mp_priv;		/* devmem: the binding */
+	__u64 first_ns;
+	__u64 last_ns;
+	__u64 gone_ns;
+	__u32 id;		/* pool->user.id (netlink id), 0 if unlisted */
+	__s32 ifindex;
+	__u32 netns;		/* inode of the device's netns */
+	__u32 napi_id;
+	__u32 queue;
+	__s32 nid;
+	__u32 nid_changes;
+	__u32 attr_src;		/* enum dmt_attr_src */
+	__u32 binding_id;
+	__u32 flags;		/* enum dmt_pool_flags */
+	/* kernel cumulative counters, newest seen */
+	__u32 hold_cnt;
+	__u32 release_cnt;
+	/* counters at first sight, to count what happened while attached */
+	__u32 hold_base;
+	__u32 release_base;
+	__s32 release_inflight;	/* inflight at the last page_pool_release */
+	__u32 release_calls;	/* page_pool_release events (retries) */
+	__u32 batch_open;	/* size of the refill in progress */
+	__u32 pad;
+	char ifname[DMT_IFNAMSIZ];
+	struct dmt_batch_hist refill;
+};
+
+enum dmt_binding_flags {
+	DMT_BIND_SEEN_CREATE	= 1 << 0,
+	DMT_BIND_UNBOUND	= 1 << 1,
+	DMT_BIND_FREED		= 1 << 2,
+	DMT_BIND_FREELIST	= 1 << 3,	/* freelist layout, else gen_pool */
+};
+
+/* One devmem dmabuf binding, keyed by binding id. */
+struct dmt_binding {
+	__u64 addr;
+	__u64 dmabuf_size;
+	__u64 total_niovs;
+	__u64 create_ns;
+	__u64 unbind_ns;
+	__u64 free_ns;
+	__u64 alloc_calls;	/* provider calls that returned a niov */
+	__u64 alloc_niovs;	/* niovs handed to pools */
+	__u64 alloc_fail;	/* provider calls / allocations that failed */
+	__u64 free_niovs_cnt;	/* niovs given back to the binding */
+	__s64 free_niovs_tp;	/* free niovs left, from devmem tracepoints */
+	__s64 out_at_unbind;	/* niovs not free when unbind was called */
+	__s64 out_at_free;	/* niovs not free when the binding was freed */
+	__u32 id;
+	__s32 ifindex;
+	__u32 niov_size;
+	__u32 flags;		/* enum dmt_binding_flags */
+	struct dmt_log2_hist alloc_lat;		/* ns per provider call */
+	struct dmt_log2_hist alloc_lat_niov;	/* ns per niov in a call */
+	struct dmt_log2_hist free_lat;		/* ns per niov free */
+};
+
+/* Result of the on-demand binding walk (walk_binding program). */
+struct dmt_walk {
+	__u64 binding;		/* in: kernel address */
+	__u64 chunks;
+	__u64 total_bytes;
+	__u64 avail_bytes;
+	__u64 total_niovs;
+	__u64 free_niovs;
+	__u32 id;
+	__s32 ifindex;
+	__u64 dmabuf_size;
+	__u32 niov_size;
+	__u32 layout;		/* 1 gen_pool, 2 freelist */
+	__s32 err;
+	__u32 pad;
+};
+
+enum dmt_event_type {
+	DMT_EV_POOL_NEW = 1,
+	DMT_EV_POOL_RELEASE,	/* page_pool_release: a = inflight, b = hold, c = release */
+	DMT_EV_POOL_NID,	/* a = new nid */
+	DMT_EV_BIND_CREATE,	/* a = total niovs, b = dmabuf size */
+	DMT_EV_BIND_UNBIND,	/* a = outstanding niovs */
+	DMT_EV_BIND_FREE,	/* a = outstanding niovs, b = total */
+	DMT_EV_ALLOC_FAIL,	/* a = free niovs left if known, else -1 */
+	DMT_EV_DONTNEED,	/* a = tokens returned */
+};
+
+/* Sent through the events ring buffer: rare, state-changing events only. */
+struct dmt_event {
+	__u64 ts_ns;
+	__u64 addr;		/* pool or binding address */
+	__s64 a, b, c;
+	__u32 type;		/* enum dmt_event_type */
+	__u32 id;		/* pool id or binding id */
+	__s32 ifindex;
+	__u32 pad;
+};
+
+/* Global counters (bss), indices into the counters array. */
+enum dmt_counter {
+	DMT_CNT_POOL_MAP_FULL = 0,
+	DMT_CNT_BIND_MAP_FULL,
+	DMT_CNT_RB_DROPS,
+	DMT_CNT_DONTNEED_TOKENS,
+	DMT_CNT_DONTNEED_CALLS,
+	DMT_CNT_PROVIDER_CALLS,
+	DMT_CNT_LAT_MISSED,
+	DMT_CNT__MAX,
+};
+
+#define DMT_MAX_POOLS		4096
+#define DMT_MAX_BINDINGS	256
+
+#endif /* DEVMEMTOP_H */

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few kernel types devmemtop's BPF programs read, declared with only
+ * the fields we use. Every record carries preserve_access_index, so libbpf
+ * relocates each field access against the running kernel's BTF (CO-RE):
+ * field order, size and padding here do not matter, and the build does not
+ * depend on the build host's kernel. Fields that exist only in some kernels
+ * live in ___flavour structs and are guarded with bpf_core_field_exists().
+ */
+#ifndef DEVMEMTOP_KERNEL_TYPES_H
+#define DEVMEMTOP_KERNEL_TYPES_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <stdbool.h>
+
+typedef unsigned long netmem_ref;
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+};
+
+typedef struct {
+	long counter;
+} atomic_long_t;
+
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct ns_common {
+	unsigned int inum;
+};
+
+struct net {
+	struct ns_common ns;
+};
+
+typedef struct {
+	struct net *net;
+} possible_net_t;
+
+struct net_device {
+	char name[16];
+	int ifindex;
+	possible_net_t nd_net;
+};
+
+struct napi_struct {
+	unsigned int napi_id;
+	struct net_device *dev;
+};
+
+struct page_pool_params_fast {
+	int nid;
+	struct napi_struct *napi;
+};
+
+struct page_pool_params_slow {
+	struct net_device *netdev;
+	unsigned int queue_idx;
+};
+
+struct pp_alloc_cache {
+	__u32 count;
+};
+
+struct page_pool {
+	struct page_pool_params_fast p;
+	__u32 pages_state_hold_cnt;
+	atomic_t pages_state_release_cnt;
+	struct pp_alloc_cache alloc;
+	void *mp_priv;
+	struct page_pool_params_slow slow;
+	struct {
+		__u32 id;
+	} user;
+};
+
+/* Kernels that call memory providers through an ops table (6.12+). */
+struct page_pool___mp_ops {
+	const void *mp_ops;
+};
+
+struct dma_buf {
+	unsigned long size;
+};
+
+struct gen_pool_chunk {
+	struct list_head next_chunk;
+	atomic_long_t avail;
+	unsigned long start_addr;
+	unsigned long end_addr;
+};
+
+struct gen_pool {
+	struct list_head chunks;
+};
+
+struct net_devmem_dmabuf_binding {
+	struct dma_buf *dmabuf;
+	struct net_device *dev;
+	__u32 id;
+};
+
+/* gen_pool layout (upstream up to the freelist series). */
+struct net_devmem_dmabuf_binding___genpool {
+	struct gen_pool *chunk_pool;
+};
+
+/* freelist layout ("net: devmem: replace gen_pool with freelist"). */
+struct net_devmem_dmabuf_binding___freelist {
+	__u32 free_count;
+	__u32 total_niovs;
+};
+
+/* large niovs ("rx-page-size" series): niov size is 1 << niov_shift. */
+struct net_devmem_dmabuf_binding___niov_shift {
+	__u32 niov_shift;
+};
+
+/*
+ * __net_devmem_dmabuf_binding_free() takes a work_struct since the binding
+ * moved its final free to a workqueue (6.15-ish): container_of() needs the
+ * member's offset, which CO-RE gives us.
+ */
+struct work_struct {
+	atomic_long_t data;
+};
+
+struct net_devmem_dmabuf_binding___unbind_w {
+	struct work_struct unbind_w;
+};
+
+#pragma clang attribute pop
+
+#endif /* DEVMEMTOP_KERNEL_TYPES_H */

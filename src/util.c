@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include "util.h"
+
+int dmt_verbosity;
+
+void dmt_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > dmt_verbosity)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t now_mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t now_real_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+int parse_duration_ns(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		v *= units[i].mult;
+		if (v > 1e18)
+			return -ERANGE;
+		*out = (uint64_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF		39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+int check_bpf_privileges(char *buf, size_t len)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		snprintf(buf, len, "cannot read capabilities: %s", strerror(errno));
+		return -errno;
+	}
+	if (has_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))
+		return 0;
+	snprintf(buf, len, "needs root, or CAP_BPF and CAP_PERFMON (run with sudo)");
+	return -EPERM;
+}

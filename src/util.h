@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef DEVMEMTOP_UTIL_H
+#define DEVMEMTOP_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DEVMEMTOP_VERSION "0.1.0"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Leveled logging to stderr, gated by the global verbosity (-v). */
+extern int dmt_verbosity;
+void dmt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define pr_warn(...)	dmt_log(0, __VA_ARGS__)
+#define pr_info(...)	dmt_log(1, __VA_ARGS__)
+#define pr_debug(...)	dmt_log(2, __VA_ARGS__)
+
+uint64_t now_mono_ns(void);
+uint64_t now_real_ns(void);
+
+/*
+ * Parse a duration ("500ms", "2s", "1m", "1.5", plain seconds) into ns.
+ * Returns 0 or -EINVAL.
+ */
+int parse_duration_ns(const char *s, uint64_t *out);
+/* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
+int parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+/* Check we may load BPF: 0, or -EPERM with a one-line reason in buf. */
+int check_bpf_privileges(char *buf, size_t len);
+
+#endif /* DEVMEMTOP_UTIL_H */
