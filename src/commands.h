@@ -8,5 +8,6 @@
 #define DEVMEMTOP_COMMANDS_H
 
 int cmd_top(int argc, char **argv);	/* live view (default), top.c */
+int cmd_export(int argc, char **argv);	/* Prometheus exporter, export.c */
 
 #endif /* DEVMEMTOP_COMMANDS_H */

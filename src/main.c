@@ -13,6 +13,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "top",	cmd_top,	"live view of page pools and devmem bindings (default)" },
+	{ "export",	cmd_export,	"serve metrics for Prometheus on /metrics" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Snapshot -> Prometheus text. Names follow the Prometheus conventions:
+ * base units in the name (_seconds, _bytes, _niovs, _items), counters end in
+ * _total, a family is left out entirely when the collector says the metric
+ * is unavailable, and a series whose value is unknown (-1) is left out
+ * rather than exported as a made-up number.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "expo.h"
+#include "util.h"
+
+#define HW "needs a devmem dmabuf binding (devmem-capable NIC)"
+
+enum {
+	/* page pools */
+	F_POOL_INFO,
+	F_POOL_HOLDS,
+	F_POOL_RELEASES,
+	F_POOL_INFLIGHT,
+	F_POOL_NL_INFLIGHT,
+	F_POOL_REFILL,
+	F_POOL_DESTROY_INFLIGHT,
+	F_POOL_DESTROY_ATTEMPTS,
+	F_POOL_NID,
+	F_POOL_NID_CHANGES,
+	F_POOLS,
+	F_POOLS_DESTROYED,
+	/* bindings */
+	F_BIND_INFO,
+	F_BIND_DMABUF,
+	F_BIND_NIOV_SIZE,
+	F_BIND_TOTAL,
+	F_BIND_FREE,
+	F_BIND_IN_POOLS,
+	F_BIND_SOCKETS,
+	F_BIND_OCCUPANCY,
+	F_BIND_POOLS,
+	F_BIND_ALLOC_CALLS,
+	F_BIND_ALLOC_NIOVS,
+	F_BIND_ALLOC_FAIL,
+	F_BIND_RELEASED,
+	F_BIND_UNBIND_OUT,
+	F_BIND_LEAKED,
+	F_BIND_ALLOC_LAT,
+	F_BIND_ALLOC_NIOV_LAT,
+	F_BIND_RELEASE_LAT,
+	/* kernel-wide */
+	F_LEAKED_TOTAL,
+	F_BINDINGS_FREED,
+	F_PROVIDER_CALLS,
+	F_DONTNEED_CALLS,
+	F_DONTNEED_TOKENS,
+	/* self */
+	F_BUILD_INFO,
+	F_METRIC_AVAILABLE,
+	F_PROG_ATTACHED,
+	F_BPF_STATS,
+	F_PROG_RUN_TIME,
+	F_PROG_RUNS,
+	F_RB_DROPS,
+	F_MAP_FULL,
+	F_LAT_UNMATCHED,
+	F_COLLECT_DURATION,
+	F_COLLECTIONS,
+	F_COLLECT_ERRORS,
+	F_LAST_COLLECT,
+	F_INTERVAL,
+	F_SCRAPES,
+	F_SCRAPE_DURATION,
+	F__COUNT,
+};
+
+#define FAM(i, n, t, g, s, a, h) [i] = { .name = n, .type = t, .help = h, .gate = g, \
+					 .scope = s, .absent_why = a }
+
+const struct expo_family expo_families[F__COUNT + 1] = {
+	FAM(F_POOL_INFO, "devmemtop_page_pool_info", "gauge", -1, EXPO_POOL, NULL,
+	    "A page pool the collector watches (value 1); labels carry its binding, NAPI id, state and where its interface came from."),
+	FAM(F_POOL_HOLDS, "devmemtop_page_pool_holds_total", "counter", DMT_M_POOL_HOLDS, EXPO_POOL, NULL,
+	    "Pages or niovs the pool took (page_pool_state_hold) since the collector saw it first."),
+	FAM(F_POOL_RELEASES, "devmemtop_page_pool_releases_total", "counter", DMT_M_POOL_RELEASES, EXPO_POOL, NULL,
+	    "Pages or niovs the pool gave back (page_pool_state_release) since the collector saw it first."),
+	FAM(F_POOL_INFLIGHT, "devmemtop_page_pool_inflight", "gauge", DMT_M_POOL_INFLIGHT, EXPO_POOL, NULL,
+	    "Pages or niovs out of the pool: the kernel's hold minus release counters."),
+	FAM(F_POOL_NL_INFLIGHT, "devmemtop_page_pool_netlink_inflight", "gauge", DMT_M_NETLINK, EXPO_POOL,
+	    "needs the netdev genl family to list the pool (CONFIG_PAGE_POOL, a netns the tool can see)",
+	    "Pages or niovs in flight as netlink page-pool-get reports them."),
+	FAM(F_POOL_REFILL, "devmemtop_page_pool_refill_batch_items", "histogram", DMT_M_POOL_REFILL, EXPO_POOL, NULL,
+	    "Pages or niovs taken per slow-path refill of the pool's alloc cache."),
+	FAM(F_POOL_DESTROY_INFLIGHT, "devmemtop_page_pool_destroy_inflight", "gauge", DMT_M_POOL_DESTROY, EXPO_POOL,
+	    "only for a pool being destroyed while the collector runs",
+	    "Pages or niovs still in flight at the pool's last page_pool_release (a zombie when > 0)."),
+	FAM(F_POOL_DESTROY_ATTEMPTS, "devmemtop_page_pool_destroy_attempts_total", "counter", DMT_M_POOL_DESTROY, EXPO_POOL,
+	    "only for a pool being destroyed while the collector runs",
+	    "page_pool_release calls for the pool (retries while pages are in flight)."),
+	FAM(F_POOL_NID, "devmemtop_page_pool_numa_node", "gauge", DMT_M_POOL_NID, EXPO_POOL, NULL,
+	    "NUMA node the pool allocates from (-1: no node)."),
+	FAM(F_POOL_NID_CHANGES, "devmemtop_page_pool_numa_node_changes_total", "counter", DMT_M_POOL_NID, EXPO_POOL, NULL,
+	    "page_pool_update_nid events for the pool."),
+	FAM(F_POOLS, "devmemtop_page_pools", "gauge", -1, EXPO_POOL, NULL,
+	    "Page pools the collector watches, by kind and state (alive, zombie)."),
+	FAM(F_POOLS_DESTROYED, "devmemtop_page_pools_destroyed_total", "counter", DMT_M_POOL_DESTROY, EXPO_POOL, NULL,
+	    "Page pools seen destroyed since the exporter started, by kind."),
+
+	FAM(F_BIND_INFO, "devmemtop_binding_info", "gauge", -1, EXPO_BINDING, HW,
+	    "A devmem dmabuf binding (value 1); labels carry its layout and state."),
+	FAM(F_BIND_DMABUF, "devmemtop_binding_dmabuf_size_bytes", "gauge", -1, EXPO_BINDING, HW,
+	    "Size of the binding's dmabuf."),
+	FAM(F_BIND_NIOV_SIZE, "devmemtop_binding_niov_size_bytes", "gauge", -1, EXPO_BINDING, HW,
+	    "Size of one niov of the binding (rx-page-size)."),
+	FAM(F_BIND_TOTAL, "devmemtop_binding_capacity_niovs", "gauge", DMT_M_BIND_OCCUPANCY, EXPO_BINDING, HW,
+	    "Niovs the binding has in all."),
+	FAM(F_BIND_FREE, "devmemtop_binding_free_niovs", "gauge", DMT_M_BIND_OCCUPANCY, EXPO_BINDING, HW,
+	    "Niovs free in the binding's allocator."),
+	FAM(F_BIND_IN_POOLS, "devmemtop_binding_pool_held_niovs", "gauge", DMT_M_BIND_IN_POOLS, EXPO_BINDING, HW,
+	    "Niovs of the binding held by its page pools (their inflight)."),
+	FAM(F_BIND_SOCKETS, "devmemtop_binding_socket_held_niovs", "gauge", DMT_M_BIND_HELD_BY_SOCKETS, EXPO_BINDING, HW,
+	    "Niovs of the binding handed to user space and not yet returned."),
+	FAM(F_BIND_OCCUPANCY, "devmemtop_binding_occupancy_ratio", "gauge", DMT_M_BIND_OCCUPANCY, EXPO_BINDING, HW,
+	    "Share of the binding's niovs in use: (capacity - free) / capacity."),
+	FAM(F_BIND_POOLS, "devmemtop_binding_page_pools", "gauge", -1, EXPO_BINDING, HW,
+	    "Page pools using the binding."),
+	FAM(F_BIND_ALLOC_CALLS, "devmemtop_binding_alloc_calls_total", "counter", DMT_M_BIND_PROVIDER_CALLS, EXPO_BINDING, HW,
+	    "Provider allocation calls that returned a niov."),
+	FAM(F_BIND_ALLOC_NIOVS, "devmemtop_binding_alloc_niovs_total", "counter", DMT_M_BIND_PROVIDER_CALLS, EXPO_BINDING, HW,
+	    "Niovs handed from the binding to page pools."),
+	FAM(F_BIND_ALLOC_FAIL, "devmemtop_binding_alloc_failures_total", "counter", DMT_M_BIND_ALLOC_FAIL, EXPO_BINDING, HW,
+	    "Allocations from the binding that failed (no free niov)."),
+	FAM(F_BIND_RELEASED, "devmemtop_binding_released_niovs_total", "counter", DMT_M_BIND_PROVIDER_CALLS, EXPO_BINDING, HW,
+	    "Niovs given back to the binding."),
+	FAM(F_BIND_UNBIND_OUT, "devmemtop_binding_unbind_outstanding_niovs", "gauge", DMT_M_BIND_LEAKS, EXPO_BINDING, HW,
+	    "Niovs not free when the binding was unbound."),
+	FAM(F_BIND_LEAKED, "devmemtop_binding_leaked_niovs", "gauge", DMT_M_BIND_LEAKS, EXPO_BINDING, HW,
+	    "Niovs not free when the binding was freed (a leak); reported in one snapshot, then dropped."),
+	FAM(F_BIND_ALLOC_LAT, "devmemtop_binding_alloc_latency_seconds", "histogram", DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
+	    "Time per provider allocation call."),
+	FAM(F_BIND_ALLOC_NIOV_LAT, "devmemtop_binding_alloc_niov_latency_seconds", "histogram", DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
+	    "Time per niov within a provider allocation call."),
+	FAM(F_BIND_RELEASE_LAT, "devmemtop_binding_release_latency_seconds", "histogram", DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW,
+	    "Time to give one niov back to the binding."),
+
+	FAM(F_LEAKED_TOTAL, "devmemtop_leaked_niovs_total", "counter", DMT_M_BIND_LEAKS, EXPO_GLOBAL, NULL,
+	    "Niovs outstanding when their binding was freed, summed since the exporter started."),
+	FAM(F_BINDINGS_FREED, "devmemtop_bindings_freed_total", "counter", DMT_M_BIND_LIFECYCLE, EXPO_GLOBAL, NULL,
+	    "Devmem bindings seen freed since the exporter started."),
+	FAM(F_PROVIDER_CALLS, "devmemtop_devmem_provider_calls_total", "counter", DMT_M_BIND_PROVIDER_CALLS, EXPO_GLOBAL, NULL,
+	    "Calls into the devmem memory provider's allocator."),
+	FAM(F_DONTNEED_CALLS, "devmemtop_devmem_dontneed_calls_total", "counter", DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
+	    "SO_DEVMEM_DONTNEED calls."),
+	FAM(F_DONTNEED_TOKENS, "devmemtop_devmem_dontneed_tokens_total", "counter", DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
+	    "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED."),
+
+	FAM(F_BUILD_INFO, "devmemtop_build_info", "gauge", -1, EXPO_SELF, NULL,
+	    "devmemtop version and attach mode (value 1)."),
+	FAM(F_METRIC_AVAILABLE, "devmemtop_metric_available", "gauge", -1, EXPO_SELF, NULL,
+	    "Whether the collector can measure a metric on this kernel (1) or not (0, with the reason)."),
+	FAM(F_PROG_ATTACHED, "devmemtop_bpf_program_attached", "gauge", -1, EXPO_SELF, NULL,
+	    "Whether a BPF program is attached (1) or not (0)."),
+	FAM(F_BPF_STATS, "devmemtop_bpf_stats_enabled", "gauge", -1, EXPO_SELF, NULL,
+	    "Whether kernel.bpf_stats_enabled is on, so BPF run time and count are measured."),
+	FAM(F_PROG_RUN_TIME, "devmemtop_bpf_program_run_time_seconds_total", "counter", -1, EXPO_SELF,
+	    "needs kernel.bpf_stats_enabled=1 (export --bpf-stats)",
+	    "Time the kernel spent running the BPF program."),
+	FAM(F_PROG_RUNS, "devmemtop_bpf_program_runs_total", "counter", -1, EXPO_SELF,
+	    "needs kernel.bpf_stats_enabled=1 (export --bpf-stats)",
+	    "Times the kernel ran the BPF program."),
+	FAM(F_RB_DROPS, "devmemtop_ringbuf_drops_total", "counter", -1, EXPO_SELF, NULL,
+	    "Events the BPF side could not put in the ring buffer."),
+	FAM(F_MAP_FULL, "devmemtop_map_full_total", "counter", -1, EXPO_SELF, NULL,
+	    "Pools or bindings the BPF side could not track because its map was full."),
+	FAM(F_LAT_UNMATCHED, "devmemtop_latency_unmatched_total", "counter", -1, EXPO_SELF, NULL,
+	    "Function exits with no matching entry (latency samples lost)."),
+	FAM(F_COLLECT_DURATION, "devmemtop_collection_duration_seconds", "gauge", -1, EXPO_SELF, NULL,
+	    "Time the last snapshot took to collect."),
+	FAM(F_COLLECTIONS, "devmemtop_collections_total", "counter", -1, EXPO_SELF, NULL,
+	    "Snapshots taken since the exporter started."),
+	FAM(F_COLLECT_ERRORS, "devmemtop_collection_errors_total", "counter", -1, EXPO_SELF, NULL,
+	    "Snapshots that failed (the last good one stays published)."),
+	FAM(F_LAST_COLLECT, "devmemtop_last_collection_timestamp_seconds", "gauge", -1, EXPO_SELF, NULL,
+	    "Wall-clock time of the published snapshot."),
+	FAM(F_INTERVAL, "devmemtop_collection_interval_seconds", "gauge", -1, EXPO_SELF, NULL,
+	    "Configured time between snapshots."),
+	FAM(F_SCRAPES, "devmemtop_scrapes_total", "counter", -1, EXPO_SELF, NULL,
+	    "/metrics requests served, this one included."),
+	FAM(F_SCRAPE_DURATION, "devmemtop_scrape_duration_seconds", "gauge", -1, EXPO_SELF, NULL,
+	    "Time this scrape took to render, up to this line."),
+	[F__COUNT] = { .name = NULL },
+};
+
+size_t expo_family_count(void)
+{
+	return F__COUNT;
+}
+
+const struct expo_family *expo_family_find(const char *name)
+{
+	for (size_t i = 0; i < F__COUNT; i++)
+		if (!strcmp(expo_families[i].name, name))
+			return &expo_families[i];
+	return NULL;
+}
+
+static const char *const scope_names[] = {
+	[EXPO_POOL] = "pool", [EXPO_BINDING] = "binding",
+	[EXPO_GLOBAL] = "global", [EXPO_SELF] = "self",
+};
+
+void expo_list_metrics(FILE *f)
+{
+	for (size_t i = 0; i < F__COUNT; i++) {
+		const struct expo_family *fam = &expo_families[i];
+
+		fprintf(f, "%s %s %s", fam->name, fam->type, scope_names[fam->scope]);
+		if (fam->absent_why)
+			fprintf(f, " absent-when: %s", fam->absent_why);
+		fputc('\n', f);
+	}
+}
+
+void expo_totals__account(struct expo_totals *t, const struct dmt_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_pools; i++) {
+		const struct dmt_pool_snap *p = &s->pools[i];
+
+		if (p->state == DMT_POOL_DESTROYED && p->kind <= DMT_KIND_OTHER)
+			t->pools_destroyed[p->kind]++;
+	}
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		const struct dmt_binding_snap *b = &s->bindings[i];
+
+		if (b->alive)
+			continue;
+		t->bindings_freed++;
+		if (b->out_at_free > 0)
+			t->leaked_niovs += (uint64_t)b->out_at_free;
+	}
+}
+
+static bool gate_ok(const struct dmt_snapshot *s, int f)
+{
+	int g = expo_families[f].gate;
+
+	return g < 0 || (g < DMT_M__COUNT && s->avail[g].available);
+}
+
+/* Start family f if its metric is available; false to skip it. */
+static bool fam(struct promfmt *w, const struct dmt_snapshot *s, int f)
+{
+	if (!gate_ok(s, f))
+		return false;
+	promfmt__family(w, expo_families[f].name, expo_families[f].type, expo_families[f].help);
+	return true;
+}
+
+/* Labels of one pool: pool_id, ifname, ifindex, queue, kind, netns. */
+#define POOL_NLBL	6
+struct pool_lbl {
+	char id[24], ifindex[16], queue[16], netns[16];
+	struct prom_label l[POOL_NLBL + 4];
+};
+
+/* A stable, non-reversible stand-in when the pool has no netlink id. */
+static uint32_t addr_tag(uint64_t a)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	a *= 0xc4ceb9fe1a85ec53ULL;
+	a ^= a >> 33;
+	return (uint32_t)a;
+}
+
+static void pool_labels(struct pool_lbl *pl, const struct dmt_pool_snap *p)
+{
+	if (p->id)
+		snprintf(pl->id, sizeof(pl->id), "%u", p->id);
+	else
+		snprintf(pl->id, sizeof(pl->id), "h%08x", addr_tag(p->addr));
+	if (p->ifindex > 0)
+		snprintf(pl->ifindex, sizeof(pl->ifindex), "%d", p->ifindex);
+	else
+		pl->ifindex[0] = '\0';
+	if (p->queue >= 0)
+		snprintf(pl->queue, sizeof(pl->queue), "%d", p->queue);
+	else
+		pl->queue[0] = '\0';
+	if (p->netns)
+		snprintf(pl->netns, sizeof(pl->netns), "%u", p->netns);
+	else
+		pl->netns[0] = '\0';
+	pl->l[0] = (struct prom_label){ "pool_id", pl->id };
+	pl->l[1] = (struct prom_label){ "ifname", p->ifname };
+	pl->l[2] = (struct prom_label){ "ifindex", pl->ifindex };
+	pl->l[3] = (struct prom_label){ "queue", pl->queue };
+	pl->l[4] = (struct prom_label){ "kind", dmt_kind_name(p->kind) };
+	pl->l[5] = (struct prom_label){ "netns", pl->netns };
+}
+
+/* Labels of one binding: binding_id, ifname, ifindex. */
+#define BIND_NLBL	3
+struct bind_lbl {
+	char id[16], ifindex[16];
+	struct prom_label l[BIND_NLBL + 2];
+};
+
+static void bind_labels(struct bind_lbl *bl, const struct dmt_binding_snap *b)
+{
+	snprintf(bl->id, sizeof(bl->id), "%u", b->id);
+	if (b->ifindex > 0)
+		snprintf(bl->ifindex, sizeof(bl->ifindex), "%d", b->ifindex);
+	else
+		bl->ifindex[0] = '\0';
+	bl->l[0] = (struct prom_label){ "binding_id", bl->id };
+	bl->l[1] = (struct prom_label){ "ifname", b->ifname };
+	bl->l[2] = (struct prom_label){ "ifindex", bl->ifindex };
+}
+
+static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
+			 const struct expo_totals *t)
+{
+	size_t np = s->n_pools;
+	struct pool_lbl pl;
+
+	/* One family at a time: the format wants a family's samples together. */
+#define FOR_POOLS(p) \
+	for (size_t _i = 0; _i < np && ((p) = &s->pools[_i], pool_labels(&pl, (p)), 1); _i++)
+	const struct dmt_pool_snap *p;
+
+	if (fam(w, s, F_POOL_INFO)) {
+		FOR_POOLS(p) {
+			char napi[16], bid[16];
+
+			snprintf(napi, sizeof(napi), "%u", p->napi_id);
+			if (p->kind == DMT_KIND_DEVMEM && p->binding_id)
+				snprintf(bid, sizeof(bid), "%u", p->binding_id);
+			else
+				bid[0] = '\0';
+			pl.l[POOL_NLBL + 0] = (struct prom_label){ "binding_id", bid };
+			pl.l[POOL_NLBL + 1] = (struct prom_label){ "napi_id", napi };
+			pl.l[POOL_NLBL + 2] = (struct prom_label){ "state", dmt_pool_state_name(p->state) };
+			pl.l[POOL_NLBL + 3] = (struct prom_label){ "ifname_source",
+								   dmt_attr_src_name(p->attr_src) };
+			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL + 4, NULL, NULL, 1);
+		}
+	}
+	if (fam(w, s, F_POOL_HOLDS))
+		FOR_POOLS(p)
+			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->holds);
+	if (fam(w, s, F_POOL_RELEASES))
+		FOR_POOLS(p)
+			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->releases);
+	if (fam(w, s, F_POOL_INFLIGHT))
+		FOR_POOLS(p)
+			promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->inflight);
+	if (fam(w, s, F_POOL_NL_INFLIGHT))
+		FOR_POOLS(p)
+			if (p->netlink_inflight >= 0)
+				promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
+						    p->netlink_inflight);
+	if (fam(w, s, F_POOL_REFILL))
+		FOR_POOLS(p)
+			promfmt__hist_batch(w, pl.l, POOL_NLBL, &p->refill);
+	if (fam(w, s, F_POOL_DESTROY_INFLIGHT))
+		FOR_POOLS(p)
+			if (p->destroy_inflight >= 0)
+				promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
+						    p->destroy_inflight);
+	if (fam(w, s, F_POOL_DESTROY_ATTEMPTS))
+		FOR_POOLS(p)
+			if (p->destroy_inflight >= 0)
+				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
+						    p->destroy_retries);
+	if (fam(w, s, F_POOL_NID))
+		FOR_POOLS(p)
+			promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->nid);
+	if (fam(w, s, F_POOL_NID_CHANGES))
+		FOR_POOLS(p)
+			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->nid_changes);
+#undef FOR_POOLS
+
+	if (fam(w, s, F_POOLS)) {
+		/* every kind x {alive, zombie}: a bounded, stable set of series */
+		for (int k = DMT_KIND_PAGES; k <= DMT_KIND_OTHER; k++) {
+			for (int st = DMT_POOL_ALIVE; st <= DMT_POOL_ZOMBIE; st++) {
+				struct prom_label l[2] = {
+					{ "kind", dmt_kind_name(k) },
+					{ "state", dmt_pool_state_name(st) },
+				};
+				uint64_t n = 0;
+
+				for (size_t i = 0; i < np; i++)
+					n += s->pools[i].kind == (enum dmt_pool_kind)k &&
+					     s->pools[i].state == (enum dmt_pool_state)st;
+				promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, n);
+			}
+		}
+	}
+	if (fam(w, s, F_POOLS_DESTROYED)) {
+		for (int k = DMT_KIND_PAGES; k <= DMT_KIND_OTHER; k++) {
+			struct prom_label l = { "kind", dmt_kind_name(k) };
+
+			promfmt__sample_u64(w, NULL, &l, 1, NULL, NULL, t->pools_destroyed[k]);
+		}
+	}
+}
+
+static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
+{
+	size_t nb = s->n_bindings;
+	const struct dmt_binding_snap *b;
+	struct bind_lbl bl;
+
+#define FOR_BINDINGS(b) \
+	for (size_t _i = 0; _i < nb && ((b) = &s->bindings[_i], bind_labels(&bl, (b)), 1); _i++)
+
+	if (fam(w, s, F_BIND_INFO)) {
+		FOR_BINDINGS(b) {
+			const char *state = !b->alive ? "freed" : b->unbound ? "unbound" : "bound";
+
+			bl.l[BIND_NLBL + 0] = (struct prom_label){ "layout",
+								   b->layout ? b->layout : "unknown" };
+			bl.l[BIND_NLBL + 1] = (struct prom_label){ "state", state };
+			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL + 2, NULL, NULL, 1);
+		}
+	}
+	if (fam(w, s, F_BIND_DMABUF))
+		FOR_BINDINGS(b)
+			if (b->dmabuf_size)
+				promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->dmabuf_size);
+	if (fam(w, s, F_BIND_NIOV_SIZE))
+		FOR_BINDINGS(b)
+			if (b->niov_size)
+				promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->niov_size);
+	if (fam(w, s, F_BIND_TOTAL))
+		FOR_BINDINGS(b)
+			if (b->total_niovs >= 0)
+				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->total_niovs);
+	if (fam(w, s, F_BIND_FREE))
+		FOR_BINDINGS(b)
+			if (b->free_niovs >= 0)
+				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->free_niovs);
+	if (fam(w, s, F_BIND_IN_POOLS))
+		FOR_BINDINGS(b)
+			if (b->in_pools >= 0)
+				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->in_pools);
+	if (fam(w, s, F_BIND_SOCKETS))
+		FOR_BINDINGS(b)
+			if (b->held_by_sockets >= 0)
+				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->held_by_sockets);
+	if (fam(w, s, F_BIND_OCCUPANCY))
+		FOR_BINDINGS(b)
+			if (b->occupancy >= 0)
+				promfmt__sample(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->occupancy);
+	if (fam(w, s, F_BIND_POOLS))
+		FOR_BINDINGS(b)
+			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->pools);
+	if (fam(w, s, F_BIND_ALLOC_CALLS))
+		FOR_BINDINGS(b)
+			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->alloc_calls);
+	if (fam(w, s, F_BIND_ALLOC_NIOVS))
+		FOR_BINDINGS(b)
+			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->alloc_niovs);
+	if (fam(w, s, F_BIND_ALLOC_FAIL))
+		FOR_BINDINGS(b)
+			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->alloc_fail);
+	if (fam(w, s, F_BIND_RELEASED))
+		FOR_BINDINGS(b)
+			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+					    b->free_niovs_count);
+	if (fam(w, s, F_BIND_UNBIND_OUT))
+		FOR_BINDINGS(b)
+			if (b->out_at_unbind >= 0)
+				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->out_at_unbind);
+	if (fam(w, s, F_BIND_LEAKED))
+		FOR_BINDINGS(b)
+			if (b->out_at_free >= 0)
+				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
+						    b->out_at_free);
+	if (fam(w, s, F_BIND_ALLOC_LAT))
+		FOR_BINDINGS(b)
+			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_ns, 1e-9);
+	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT))
+		FOR_BINDINGS(b)
+			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns, 1e-9);
+	if (fam(w, s, F_BIND_RELEASE_LAT))
+		FOR_BINDINGS(b)
+			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->free_lat_ns, 1e-9);
+#undef FOR_BINDINGS
+}
+
+static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
+			  const struct expo_totals *t)
+{
+	if (fam(w, s, F_LEAKED_TOTAL))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, t->leaked_niovs);
+	if (fam(w, s, F_BINDINGS_FREED))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, t->bindings_freed);
+	if (fam(w, s, F_PROVIDER_CALLS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->provider_calls);
+	if (fam(w, s, F_DONTNEED_CALLS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_calls);
+	if (fam(w, s, F_DONTNEED_TOKENS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_tokens);
+}
+
+static void render_self(struct promfmt *w, const struct expo_input *in)
+{
+	const struct dmt_snapshot *s = in->snap;
+
+	if (fam(w, s, F_BUILD_INFO)) {
+		struct prom_label l[2] = {
+			{ "version", DEVMEMTOP_VERSION }, { "mode", dmt_mode_name(s->mode) },
+		};
+
+		promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, 1);
+	}
+	if (fam(w, s, F_METRIC_AVAILABLE)) {
+		for (int m = 0; m < DMT_M__COUNT; m++) {
+			const struct dmt_availability *a = &s->avail[m];
+			struct prom_label l[2] = {
+				{ "metric", dmt_metric_name(m) },
+				{ "reason", a->available ? "" : a->reason },
+			};
+
+			promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, a->available);
+		}
+	}
+	if (fam(w, s, F_PROG_ATTACHED))
+		for (size_t i = 0; i < s->n_progs; i++) {
+			struct prom_label l = { "program", s->progs[i].name };
+
+			promfmt__sample_u64(w, NULL, &l, 1, NULL, NULL, s->progs[i].attached);
+		}
+	if (fam(w, s, F_BPF_STATS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->bpf_stats_enabled);
+	if (s->bpf_stats_enabled) {
+		if (fam(w, s, F_PROG_RUN_TIME))
+			for (size_t i = 0; i < s->n_progs; i++) {
+				struct prom_label l = { "program", s->progs[i].name };
+
+				if (s->progs[i].attached)
+					promfmt__sample(w, NULL, &l, 1, NULL, NULL,
+							(double)s->progs[i].run_time_ns * 1e-9);
+			}
+		if (fam(w, s, F_PROG_RUNS))
+			for (size_t i = 0; i < s->n_progs; i++) {
+				struct prom_label l = { "program", s->progs[i].name };
+
+				if (s->progs[i].attached)
+					promfmt__sample_u64(w, NULL, &l, 1, NULL, NULL,
+							    s->progs[i].run_cnt);
+			}
+	}
+	if (fam(w, s, F_RB_DROPS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->ringbuf_drops);
+	if (fam(w, s, F_MAP_FULL))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->map_full);
+	if (fam(w, s, F_LAT_UNMATCHED))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->lat_missed);
+	if (fam(w, s, F_COLLECT_DURATION))
+		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->collect_ns * 1e-9);
+	if (fam(w, s, F_COLLECTIONS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->collections);
+	if (fam(w, s, F_COLLECT_ERRORS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->collection_errors);
+	if (fam(w, s, F_LAST_COLLECT) && s->wall_ns)
+		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->wall_ns * 1e-9);
+	if (fam(w, s, F_INTERVAL))
+		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, in->interval_s);
+	if (fam(w, s, F_SCRAPES))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->scrapes);
+}
+
+int expo__render(struct promfmt *w, const struct expo_input *in)
+{
+	static const struct expo_totals zero;
+	const struct expo_totals *t = in->totals ? in->totals : &zero;
+
+	if (!in->snap)
+		return -EINVAL;
+	render_pools(w, in->snap, t);
+	render_bindings(w, in->snap);
+	render_global(w, in->snap, t);
+	render_self(w, in);
+	return promfmt__err(w);
+}
+
+int expo__render_scrape_duration(struct promfmt *w, double seconds)
+{
+	const struct expo_family *f = &expo_families[F_SCRAPE_DURATION];
+
+	promfmt__family(w, f->name, f->type, f->help);
+	promfmt__sample(w, NULL, NULL, 0, NULL, NULL, seconds);
+	return promfmt__err(w);
+}

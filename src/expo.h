@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What `devmemtop export` exposes: the metric catalogue and the rendering
+ * of a snapshot into the Prometheus text format. No I/O and no locking:
+ * export.c owns the HTTP side and calls expo__render() on an immutable
+ * snapshot.
+ *
+ *   struct expo_totals t = {};
+ *   expo_totals__account(&t, snap);        once per new snapshot
+ *   struct expo_input in = { .snap = snap, .totals = &t, ... };
+ *   expo__render(w, &in);                  0 or -errno
+ */
+#ifndef DEVMEMTOP_EXPO_H
+#define DEVMEMTOP_EXPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "collector.h"
+#include "promfmt.h"
+
+enum expo_scope {
+	EXPO_POOL,	/* one series per page pool */
+	EXPO_BINDING,	/* one series per devmem binding */
+	EXPO_GLOBAL,	/* kernel-wide counters */
+	EXPO_SELF,	/* the tool's own health */
+};
+
+struct expo_family {
+	const char *name;
+	const char *type;		/* counter, gauge, histogram */
+	const char *help;
+	int gate;			/* enum dmt_metric, -1 always */
+	enum expo_scope scope;
+	/*
+	 * Only present with devmem hardware (a live dmabuf binding), or only
+	 * under conditions a test bed cannot force (a why string); NULL when a
+	 * host with page pool traffic has it.
+	 */
+	const char *absent_why;
+};
+
+/* The catalogue, in output order; NULL-name terminated. */
+extern const struct expo_family expo_families[];
+size_t expo_family_count(void);
+const struct expo_family *expo_family_find(const char *name);
+/* `devmemtop export --list-metrics`: "name type scope [absent-why]" lines. */
+void expo_list_metrics(FILE *f);
+
+/* Totals the exporter keeps across snapshots for things the collector drops. */
+struct expo_totals {
+	uint64_t leaked_niovs;		/* sum of out_at_free of freed bindings */
+	uint64_t bindings_freed;
+	uint64_t pools_destroyed[DMT_KIND_OTHER + 1];
+};
+
+/* Fold the objects a snapshot reports for the last time into *t. */
+void expo_totals__account(struct expo_totals *t, const struct dmt_snapshot *s);
+
+struct expo_input {
+	const struct dmt_snapshot *snap;
+	const struct expo_totals *totals;
+	double interval_s;		/* configured collection interval */
+	uint64_t collections;		/* snapshots taken */
+	uint64_t collection_errors;
+	uint64_t scrapes;		/* /metrics requests, this one included */
+};
+
+/* Everything but the scrape duration (which must be measured last). */
+int expo__render(struct promfmt *w, const struct expo_input *in);
+int expo__render_scrape_duration(struct promfmt *w, double seconds);
+
+#endif /* DEVMEMTOP_EXPO_H */

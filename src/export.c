@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmemtop export: serve snapshots as Prometheus metrics over HTTP.
+ *
+ * The main thread owns the collector: it takes a snapshot every interval
+ * and publishes it as an immutable, reference-counted object by swapping a
+ * pointer under a mutex (held for a pointer copy and a reference count
+ * increment, nothing else). libmicrohttpd's threads take a reference, render
+ * the text from it outside the lock and drop the reference, so a slow or
+ * stuck scrape never delays collection, and any number of scrapes run side
+ * by side on the same snapshot.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "collector.h"
+#include "commands.h"
+#include "expo.h"
+#include "promfmt.h"
+#include "util.h"
+
+#define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"
+#define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
+#define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
+
+/* An immutable snapshot shared between the collector and HTTP threads. */
+struct pub {
+	int ref;
+	struct dmt_snapshot *snap;
+	struct expo_totals totals;
+	uint64_t collections;
+	uint64_t errors;
+	uint64_t published_ns;	/* CLOCK_MONOTONIC */
+};
+
+struct exporter_opts {
+	const char *listen;		/* "host:port", "[v6]:port" */
+	double interval_s;
+	unsigned int http_timeout_s;
+	unsigned int max_conns;
+};
+
+struct exporter {
+	int lfd;
+	char addr_str[80];
+	struct MHD_Daemon *mhd;
+	pthread_mutex_t lock;
+	struct pub *cur;
+	double interval_s;
+	unsigned int http_timeout_s;
+	unsigned int max_conns;
+	uint64_t scrapes;		/* atomic */
+};
+
+static void pub_put(struct pub *p)
+{
+	if (p && __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) == 0) {
+		snapshot__free(p->snap);
+		free(p);
+	}
+}
+
+static struct pub *exporter__get(struct exporter *ex)
+{
+	struct pub *p;
+
+	pthread_mutex_lock(&ex->lock);
+	p = ex->cur;
+	if (p)
+		__atomic_add_fetch(&p->ref, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&ex->lock);
+	return p;
+}
+
+/* Takes ownership of snap; published_ns 0 means now. */
+static int exporter__publish(struct exporter *ex, struct dmt_snapshot *snap,
+			     const struct expo_totals *t, uint64_t collections, uint64_t errors,
+			     uint64_t published_ns)
+{
+	struct pub *p = calloc(1, sizeof(*p)), *old;
+
+	if (!p) {
+		snapshot__free(snap);
+		return -ENOMEM;
+	}
+	p->ref = 1;
+	p->snap = snap;
+	p->totals = *t;
+	p->collections = collections;
+	p->errors = errors;
+	p->published_ns = published_ns ? published_ns : now_mono_ns();
+	pthread_mutex_lock(&ex->lock);
+	old = ex->cur;
+	ex->cur = p;
+	pthread_mutex_unlock(&ex->lock);
+	pub_put(old);
+	return 0;
+}
+
+/* Same snapshot, new error count: a failed collection stays visible. */
+static int exporter__count_error(struct exporter *ex, uint64_t errors)
+{
+	struct pub *old = exporter__get(ex);
+	struct dmt_snapshot *dup;
+	int err;
+
+	if (!old)
+		return 0;
+	dup = snapshot__dup(old->snap);
+	if (!dup) {
+		pub_put(old);
+		return -ENOMEM;
+	}
+	/* keep the old publication time: /healthz must see the data's age */
+	err = exporter__publish(ex, dup, &old->totals, old->collections, errors,
+				old->published_ns);
+	pub_put(old);
+	return err;
+}
+
+/* "127.0.0.1:9435", "[::1]:9435", "localhost:9435"; 0 or -errno + msg. */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
+			char *msg, size_t msglen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *res = NULL;
+	char host[256];
+	const char *port, *colon;
+	uint64_t pnum;
+	size_t hl;
+	int rc;
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':') {
+			snprintf(msg, msglen, "bad --listen '%s': want [ADDR]:PORT", s);
+			return -EINVAL;
+		}
+		hl = end - s - 1;
+		port = end + 2;
+		if (hl >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, hl);
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon)
+			goto bad;
+		hl = colon - s;
+		port = colon + 1;
+		if (hl >= sizeof(host))
+			goto bad;
+		memcpy(host, s, hl);
+	}
+	host[hl] = '\0';
+	if (!hl || parse_uint(port, 65535, &pnum))
+		goto bad;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc || !res) {
+		snprintf(msg, msglen, "bad --listen '%s': %s", s,
+			 rc ? gai_strerror(rc) : "no address");
+		if (res)
+			freeaddrinfo(res);
+		return -EINVAL;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sl = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+bad:
+	snprintf(msg, msglen, "bad --listen '%s': want HOST:PORT (e.g. %s) with port 0-65535",
+		 s, EXPORT_DEFAULT_LISTEN);
+	return -EINVAL;
+}
+
+static void exporter__free(struct exporter *ex);
+
+/* Binds the socket (so address errors come before loading BPF). */
+static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, size_t msglen)
+{
+	struct sockaddr_storage ss = {};
+	socklen_t sl = sizeof(ss);
+	struct exporter *ex;
+	char host[INET6_ADDRSTRLEN];
+	int one = 1, err;
+
+	ex = calloc(1, sizeof(*ex));
+	if (!ex) {
+		snprintf(msg, msglen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	ex->lfd = -1;
+	pthread_mutex_init(&ex->lock, NULL);
+	ex->interval_s = o->interval_s;
+	ex->http_timeout_s = o->http_timeout_s;
+	ex->max_conns = o->max_conns;
+
+	err = parse_listen(o->listen, &ss, &sl, msg, msglen);
+	if (err)
+		goto err_free;
+	ex->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ex->lfd < 0) {
+		err = -errno;
+		snprintf(msg, msglen, "socket: %s", strerror(errno));
+		goto err_free;
+	}
+	setsockopt(ex->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(ex->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(ex->lfd, (struct sockaddr *)&ss, sl) || listen(ex->lfd, 64)) {
+		err = -errno;
+		snprintf(msg, msglen, "cannot listen on %s: %s", o->listen, strerror(errno));
+		goto err_free;
+	}
+	sl = sizeof(ss);
+	getsockname(ex->lfd, (struct sockaddr *)&ss, &sl);
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(ex->addr_str, sizeof(ex->addr_str), "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(ex->addr_str, sizeof(ex->addr_str), "%s:%u", host, ntohs(a->sin_port));
+	}
+	return ex;
+
+err_free:
+	exporter__free(ex);
+	errno = -err;
+	return NULL;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
+			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, mode);
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
+				  const char *text)
+{
+	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text),
+		     MHD_RESPMEM_PERSISTENT);
+}
+
+static const char index_html[] =
+	"<!DOCTYPE html>\n<html><head><title>devmemtop exporter</title></head>\n"
+	"<body><h1>devmemtop exporter</h1>\n"
+	"<p>Page pool and devmem TCP metrics for Prometheus.</p>\n<ul>\n"
+	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4</li>\n"
+	"<li><a href=\"/healthz\">/healthz</a>: 200 while snapshots are fresh, 503 when stale</li>\n"
+	"</ul></body></html>\n";
+
+static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection *c)
+{
+	uint64_t t0 = now_mono_ns();
+	struct expo_input in = {};
+	struct promfmt *w;
+	struct pub *p;
+	char *text;
+	size_t len;
+	int err;
+
+	p = exporter__get(ex);
+	if (!p)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
+	w = promfmt__new();
+	if (!w) {
+		pub_put(p);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	in.snap = p->snap;
+	in.totals = &p->totals;
+	in.interval_s = ex->interval_s;
+	in.collections = p->collections;
+	in.collection_errors = p->errors;
+	in.scrapes = __atomic_add_fetch(&ex->scrapes, 1, __ATOMIC_RELAXED);
+	err = expo__render(w, &in);
+	pub_put(p);
+	if (!err)
+		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) * 1e-9);
+	text = err ? NULL : promfmt__take(w, &len);
+	promfmt__free(w);
+	if (!text) {
+		pr_warn("export: rendering failed: %s\n", strerror(err ? -err : errno));
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "rendering failed\n");
+	}
+	return reply(c, MHD_HTTP_OK, CT_METRICS, text, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection *c)
+{
+	struct pub *p = exporter__get(ex);
+	double age, limit = 3 * ex->interval_s + 1;
+	char *body;
+	int n;
+
+	if (!p)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
+	age = (double)(now_mono_ns() - p->published_ns) * 1e-9;
+	pub_put(p);
+	n = asprintf(&body, "%s: last snapshot %.3f s ago (limit %.3f s)\n",
+		     age <= limit ? "ok" : "stale", age, limit);
+	if (n < 0)
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return reply(c, age <= limit ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+		     "text/plain; charset=utf-8", body, n, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	struct exporter *ex = cls;
+
+	/* Read-only: anything but GET and HEAD is refused before its body is read. */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (*upload_data_size)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
+	if (!strcmp(url, "/metrics"))
+		return serve_metrics(ex, c);
+	if (!strcmp(url, "/healthz"))
+		return serve_healthz(ex, c);
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)index_html,
+			     sizeof(index_html) - 1, MHD_RESPMEM_PERSISTENT);
+	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	if (dmt_verbosity < 2)
+		return;
+	fprintf(stderr, "export: http: ");
+	vfprintf(stderr, fmt, ap);
+}
+
+static int exporter__start(struct exporter *ex)
+{
+	ex->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG,
+				   0, NULL, NULL, handle, ex,
+				   MHD_OPTION_LISTEN_SOCKET, ex->lfd,
+				   MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
+				   MHD_OPTION_CONNECTION_LIMIT, ex->max_conns,
+				   MHD_OPTION_PER_IP_CONNECTION_LIMIT, ex->max_conns,
+				   MHD_OPTION_CONNECTION_TIMEOUT, ex->http_timeout_s,
+				   /* request line + headers must fit in this */
+				   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+				   MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				   MHD_OPTION_END);
+	if (!ex->mhd)
+		return -EIO;
+	return 0;
+}
+
+static void exporter__free(struct exporter *ex)
+{
+	if (!ex)
+		return;
+	if (ex->mhd)
+		MHD_stop_daemon(ex->mhd);	/* joins the HTTP threads */
+	if (ex->lfd >= 0)
+		close(ex->lfd);
+	pub_put(ex->cur);
+	pthread_mutex_destroy(&ex->lock);
+	free(ex);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: devmemtop export [OPTIONS]\n"
+		"Serve page pool and devmem metrics for Prometheus on /metrics.\n\n"
+		"  -l, --listen ADDR:PORT   listen address (default %s; [::1]:PORT for IPv6)\n"
+		"  -i, --interval DUR       time between snapshots (default 2s; 100ms..1h)\n"
+		"      --http-timeout SECS  close idle or slow HTTP connections (default 10)\n"
+		"      --max-connections N  concurrent HTTP connections (default 64)\n"
+		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
+		"      --no-netlink         do not ask netdev genl about page pools\n"
+		"      --once               print one scrape to stdout and exit\n"
+		"      --list-metrics       print every metric the exporter can emit and exit\n"
+		"  -v, --verbose            more logging (twice: HTTP errors too)\n"
+		"  -h, --help               this help\n",
+		EXPORT_DEFAULT_LISTEN);
+}
+
+enum {
+	OPT_HTTP_TIMEOUT = 256,
+	OPT_MAX_CONNS,
+	OPT_BPF_STATS,
+	OPT_NO_NETLINK,
+	OPT_ONCE,
+	OPT_LIST,
+};
+
+static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s)
+{
+	struct expo_input in = { .snap = snap, .totals = t, .interval_s = interval_s,
+				 .collections = 1, .scrapes = 1 };
+	uint64_t t0 = now_mono_ns();
+	struct promfmt *w = promfmt__new();
+	const char *text;
+	size_t len;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	err = expo__render(w, &in);
+	if (!err)
+		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) * 1e-9);
+	if (!err) {
+		text = promfmt__text(w, &len);
+		if (fwrite(text, 1, len, stdout) != len || fflush(stdout))
+			err = -EIO;
+	}
+	promfmt__free(w);
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
+		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
+		{ "no-netlink", no_argument, NULL, OPT_NO_NETLINK },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "list-metrics", no_argument, NULL, OPT_LIST },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct exporter_opts eo = { .listen = EXPORT_DEFAULT_LISTEN, .http_timeout_s = 10,
+				    .max_conns = 64 };
+	struct collector_opts co = { .log = NULL, .force_mode = -1 };
+	uint64_t interval_ns = EXPORT_DEFAULT_INTERVAL, v, collections = 0, errors = 0;
+	struct expo_totals totals = {};
+	struct dmt_snapshot *snap = NULL;
+	struct collector *col = NULL;
+	struct exporter *ex = NULL;
+	bool once = false;
+	char msg[256];
+	sigset_t sigs;
+	int opt, err = 0, ret = 1;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "l:i:vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+			eo.listen = optarg;
+			break;
+		case 'i':
+			if (parse_duration_ns(optarg, &interval_ns) ||
+			    interval_ns < 100000000ULL || interval_ns > 3600000000000ULL) {
+				fprintf(stderr, "devmemtop export: bad --interval '%s': want a duration from 100ms to 1h (e.g. 2s)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_HTTP_TIMEOUT:
+			if (parse_uint(optarg, 3600, &v) || !v) {
+				fprintf(stderr, "devmemtop export: bad --http-timeout '%s': want 1-3600 seconds\n",
+					optarg);
+				return 2;
+			}
+			eo.http_timeout_s = v;
+			break;
+		case OPT_MAX_CONNS:
+			if (parse_uint(optarg, 4096, &v) || !v) {
+				fprintf(stderr, "devmemtop export: bad --max-connections '%s': want 1-4096\n",
+					optarg);
+				return 2;
+			}
+			eo.max_conns = v;
+			break;
+		case OPT_BPF_STATS:
+			co.enable_bpf_stats = true;
+			break;
+		case OPT_NO_NETLINK:
+			co.no_netlink = true;
+			break;
+		case OPT_ONCE:
+			once = true;
+			break;
+		case OPT_LIST:
+			expo_list_metrics(stdout);
+			return 0;
+		case 'v':
+			dmt_verbosity++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "devmemtop export: try 'devmemtop export --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "devmemtop export: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	eo.interval_s = (double)interval_ns * 1e-9;
+	co.verbosity = dmt_verbosity;
+	co.log = dmt_verbosity ? dmt_log : NULL;
+
+	if (!once) {
+		ex = exporter__new(&eo, msg, sizeof(msg));
+		if (!ex) {
+			fprintf(stderr, "devmemtop export: %s\n", msg);
+			return 1;
+		}
+	}
+	if (check_bpf_privileges(msg, sizeof(msg))) {
+		fprintf(stderr, "devmemtop export: %s\n", msg);
+		goto cleanup;
+	}
+	/*
+	 * Block the stop signals before any thread starts so they all inherit
+	 * the mask; the main thread takes them with sigtimedwait().
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	col = collector__new(&co);
+	if (!col) {
+		fprintf(stderr, "devmemtop export: cannot start the collector: %s\n",
+			strerror(errno));
+		goto cleanup;
+	}
+	err = collector__snapshot(col, &snap);
+	if (err) {
+		fprintf(stderr, "devmemtop export: first snapshot failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	collections++;
+	expo_totals__account(&totals, snap);
+	if (once) {
+		err = print_once(snap, &totals, eo.interval_s);
+		if (err)
+			fprintf(stderr, "devmemtop export: %s\n", strerror(-err));
+		else
+			ret = 0;
+		goto cleanup;
+	}
+	err = exporter__publish(ex, snap, &totals, collections, errors, 0);
+	snap = NULL;
+	if (!err)
+		err = exporter__start(ex);
+	if (err) {
+		fprintf(stderr, "devmemtop export: cannot start the HTTP server on %s\n",
+			ex->addr_str);
+		goto cleanup;
+	}
+	fprintf(stderr, "devmemtop export: serving http://%s/metrics (mode %s, every %gs)\n",
+		ex->addr_str, dmt_mode_name(collector__mode(col)), eo.interval_s);
+
+	for (uint64_t next = now_mono_ns() + interval_ns;; next += interval_ns) {
+		uint64_t now = now_mono_ns();
+		struct timespec ts = {};
+		int sig;
+
+		if (next > now) {
+			ts.tv_sec = (next - now) / 1000000000ULL;
+			ts.tv_nsec = (next - now) % 1000000000ULL;
+			sig = sigtimedwait(&sigs, NULL, &ts);
+			if (sig == SIGINT || sig == SIGTERM)
+				break;
+		} else {
+			/* fell behind (suspend, slow collection): do not burst */
+			next = now;
+		}
+		err = collector__snapshot(col, &snap);
+		if (err) {
+			errors++;
+			pr_info("export: snapshot failed: %s\n", strerror(-err));
+			exporter__count_error(ex, errors);
+			continue;
+		}
+		collections++;
+		expo_totals__account(&totals, snap);
+		exporter__publish(ex, snap, &totals, collections, errors, 0);
+		snap = NULL;
+	}
+	ret = 0;
+
+cleanup:
+	exporter__free(ex);
+	snapshot__free(snap);
+	collector__free(col);
+	return ret;
+}
