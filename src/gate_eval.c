@@ -1,0 +1,892 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Gate evaluation over a run of snapshots; outputs: table, JUnit, JSON. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "gate_eval.h"
+#include "util.h"
+
+union accum {
+	struct hist_batch b;
+	struct hist_log2 l;
+	uint64_t c;
+};
+
+/* One pool/binding (or the global counters) as one check sees it. */
+struct obj {
+	uint64_t key;
+	uint32_t id;
+	union accum base;
+	union accum last;
+	int64_t total;		/* GM_TOTAL: last known value, -1 none */
+};
+
+struct gauge {
+	uint64_t n;
+	double min, max, sum, last;
+};
+
+struct check_state {
+	const struct gate_check *chk;
+	struct obj *objs;
+	size_t n_objs, cap_objs;
+	union accum retired;	/* objects replaced at the same key */
+	struct gauge g;
+};
+
+struct gate_eval {
+	const struct gate_spec *spec;
+	struct check_state *cs;
+	uint64_t n_snaps;
+	uint64_t first_ts, last_ts;
+	uint64_t drops_first, drops_last;
+};
+
+const char *gate_status_name(enum gate_status s)
+{
+	switch (s) {
+	case GATE_PASS: return "PASS";
+	case GATE_FAIL: return "FAIL";
+	case GATE_ERROR: return "ERROR";
+	case GATE_SKIP: return "SKIP";
+	}
+	return "?";
+}
+
+struct gate_eval *gate_eval__new(const struct gate_spec *spec)
+{
+	struct gate_eval *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->spec = spec;
+	e->cs = calloc(spec->n_checks ? spec->n_checks : 1, sizeof(*e->cs));
+	if (!e->cs) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < spec->n_checks; i++)
+		e->cs[i].chk = &spec->checks[i];
+	return e;
+}
+
+void gate_eval__free(struct gate_eval *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++)
+		free(e->cs[i].objs);
+	free(e->cs);
+	free(e);
+}
+
+int gate_eval__check_avail(const struct gate_spec *spec, const struct dmt_availability *avail,
+			   char *msg, size_t len)
+{
+	for (size_t i = 0; i < spec->n_checks; i++) {
+		const struct gate_check *c = &spec->checks[i];
+		const struct gm_def *d = gm_def(c->metric);
+
+		if (d->avail < 0 || c->optional || avail[d->avail].available)
+			continue;
+		snprintf(msg, len, "%s:%d:%d: metric %s is unavailable on this kernel: %s "
+			 "(mark the entry 'optional: true' to skip it there)",
+			 spec->path, c->line, c->col, d->name,
+			 avail[d->avail].reason[0] ? avail[d->avail].reason : "no reason given");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static bool match_iface(const struct gate_selector *s, const char *ifname, int ifindex)
+{
+	if (s->interface && fnmatch(s->interface, ifname, 0))
+		return false;
+	if (s->ifindex >= 0 && s->ifindex != ifindex)
+		return false;
+	return true;
+}
+
+static bool match_pool(const struct gate_selector *s, const struct dmt_pool_snap *p)
+{
+	return match_iface(s, p->ifname, p->ifindex) &&
+	       (s->pool_id < 0 || s->pool_id == p->id) &&
+	       (s->binding_id < 0 || (p->kind == DMT_KIND_DEVMEM && s->binding_id == p->binding_id)) &&
+	       (s->queue < 0 || s->queue == p->queue) &&
+	       (s->kind < 0 || s->kind == (int)p->kind);
+}
+
+static bool match_binding(const struct gate_selector *s, const struct dmt_binding_snap *b)
+{
+	return match_iface(s, b->ifname, b->ifindex) &&
+	       (s->binding_id < 0 || s->binding_id == b->id);
+}
+
+/* Read the accumulated quantity of metric m from a pool/binding/snapshot. */
+static void read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o,
+		       union accum *a)
+{
+	const struct dmt_pool_snap *p = o;
+	const struct dmt_binding_snap *b = o;
+
+	memset(a, 0, sizeof(*a));
+	switch (m) {
+	case GM_POOL_REFILL_BATCH: a->b = p->refill; break;
+	case GM_POOL_HOLDS: a->c = p->holds; break;
+	case GM_POOL_RELEASES: a->c = p->releases; break;
+	case GM_POOL_NID_CHANGES: a->c = p->nid_changes; break;
+	case GM_BIND_ALLOC_LATENCY: a->l = b->alloc_lat_ns; break;
+	case GM_BIND_ALLOC_LATENCY_NIOV: a->l = b->alloc_lat_niov_ns; break;
+	case GM_BIND_FREE_LATENCY: a->l = b->free_lat_ns; break;
+	case GM_BIND_ALLOC_CALLS: a->c = b->alloc_calls; break;
+	case GM_BIND_ALLOC_NIOVS: a->c = b->alloc_niovs; break;
+	case GM_BIND_ALLOC_FAILURES: a->c = b->alloc_fail; break;
+	case GM_BIND_RELEASES: a->c = b->free_niovs_count; break;
+	case GM_DONTNEED_TOKENS: a->c = s->dontneed_tokens; break;
+	case GM_DONTNEED_CALLS: a->c = s->dontneed_calls; break;
+	case GM_TOOL_RINGBUF_DROPS: a->c = s->ringbuf_drops; break;
+	case GM_TOOL_MAP_FULL: a->c = s->map_full; break;
+	default: break;
+	}
+}
+
+/* d = a - b; -EINVAL when a is not a continuation of b */
+static int accum_sub(enum gm_type t, union accum *d, const union accum *a, const union accum *b)
+{
+	switch (t) {
+	case GM_HIST_BATCH: return hist_batch_sub(&d->b, &a->b, &b->b);
+	case GM_HIST_LOG2: return hist_log2_sub(&d->l, &a->l, &b->l);
+	default:
+		if (a->c < b->c)
+			return -EINVAL;
+		d->c = a->c - b->c;
+		return 0;
+	}
+}
+
+static void accum_add(enum gm_type t, union accum *d, const union accum *a)
+{
+	switch (t) {
+	case GM_HIST_BATCH: hist_batch_merge(&d->b, &a->b); break;
+	case GM_HIST_LOG2: hist_log2_merge(&d->l, &a->l); break;
+	default: d->c += a->c; break;
+	}
+}
+
+static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, bool *created)
+{
+	struct obj *o;
+
+	*created = false;
+	for (size_t i = 0; i < cs->n_objs; i++)
+		if (cs->objs[i].key == key)
+			return &cs->objs[i];
+	if (cs->n_objs == cs->cap_objs) {
+		size_t cap = cs->cap_objs ? cs->cap_objs * 2 : 8;
+		struct obj *n = realloc(cs->objs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		cs->objs = n;
+		cs->cap_objs = cap;
+	}
+	o = &cs->objs[cs->n_objs++];
+	memset(o, 0, sizeof(*o));
+	o->key = key;
+	o->id = id;
+	o->total = -1;
+	*created = true;
+	return o;
+}
+
+/* An accumulating object seen in snapshot number e->n_snaps. */
+static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint32_t id,
+		 const struct dmt_snapshot *s, const void *src)
+{
+	enum gm_id m = cs->chk->metric;
+	enum gm_type t = gm_def(m)->type;
+	union accum cur, d;
+	bool created;
+	struct obj *o;
+
+	o = find_obj(cs, key, id, &created);
+	if (!o)
+		return -ENOMEM;
+	if (t == GM_TOTAL) {
+		const struct dmt_binding_snap *b = src;
+		int64_t v = m == GM_BIND_LEAKED_NIOVS ? b->out_at_free : b->out_at_unbind;
+
+		if (v >= 0)
+			o->total = v;
+		return 0;
+	}
+	read_accum(m, s, src, &cur);
+	if (created) {
+		/* present from the start: count from there; appeared later: from zero */
+		if (e->n_snaps == 0)
+			o->base = cur;
+		o->last = cur;
+		return 0;
+	}
+	if (o->id != id || accum_sub(t, &d, &cur, &o->last)) {
+		/* a new object reusing the key: keep what the old one did */
+		if (!accum_sub(t, &d, &o->last, &o->base))
+			accum_add(t, &cs->retired, &d);
+		memset(&o->base, 0, sizeof(o->base));
+		o->id = id;
+	}
+	o->last = cur;
+	return 0;
+}
+
+static void gauge_add(struct gauge *g, double v)
+{
+	if (!g->n || v < g->min)
+		g->min = v;
+	if (!g->n || v > g->max)
+		g->max = v;
+	g->sum += v;
+	g->last = v;
+	g->n++;
+}
+
+/* One gauge sample per snapshot over the matching objects. */
+static void sample_gauge(struct check_state *cs, const struct dmt_snapshot *s)
+{
+	const struct gate_selector *sel = &cs->chk->sel;
+	enum gm_id m = cs->chk->metric;
+	double v = 0;
+	bool any = false;
+
+	switch (m) {
+	case GM_POOL_INFLIGHT:
+	case GM_POOL_COUNT:
+	case GM_POOL_ZOMBIES:
+	case GM_POOL_DESTROY_INFLIGHT:
+		for (size_t i = 0; i < s->n_pools; i++) {
+			const struct dmt_pool_snap *p = &s->pools[i];
+
+			if (!match_pool(sel, p))
+				continue;
+			if (m == GM_POOL_INFLIGHT) {
+				v += p->inflight;
+				any = true;
+			} else if (m == GM_POOL_DESTROY_INFLIGHT) {
+				if (p->destroy_inflight >= 0) {
+					v += p->destroy_inflight;
+					any = true;
+				}
+			} else if (m == GM_POOL_COUNT) {
+				v += p->state != DMT_POOL_DESTROYED;
+			} else {
+				v += p->state == DMT_POOL_ZOMBIE;
+			}
+		}
+		if (m == GM_POOL_COUNT || m == GM_POOL_ZOMBIES)
+			any = true;
+		break;
+	case GM_BIND_OCCUPANCY:
+	case GM_BIND_FREE_NIOVS:
+	case GM_BIND_USED_BYTES:
+	case GM_BIND_IN_POOLS:
+	case GM_BIND_HELD_BY_SOCKETS:
+	case GM_BIND_COUNT:
+		for (size_t i = 0; i < s->n_bindings; i++) {
+			const struct dmt_binding_snap *b = &s->bindings[i];
+
+			if (!match_binding(sel, b))
+				continue;
+			switch (m) {
+			case GM_BIND_OCCUPANCY:
+				if (b->occupancy >= 0 && (!any || b->occupancy * 100 > v))
+					v = b->occupancy * 100, any = true;
+				break;
+			case GM_BIND_FREE_NIOVS:
+				if (b->free_niovs >= 0)
+					v += b->free_niovs, any = true;
+				break;
+			case GM_BIND_USED_BYTES:
+				if (b->free_niovs >= 0 && b->total_niovs >= 0)
+					v += (double)(b->total_niovs - b->free_niovs) * b->niov_size,
+					any = true;
+				break;
+			case GM_BIND_IN_POOLS:
+				if (b->in_pools >= 0)
+					v += b->in_pools, any = true;
+				break;
+			case GM_BIND_HELD_BY_SOCKETS:
+				if (b->held_by_sockets >= 0)
+					v += b->held_by_sockets, any = true;
+				break;
+			default:
+				v += b->alive;
+				break;
+			}
+		}
+		if (m == GM_BIND_COUNT)
+			any = true;
+		break;
+	case GM_TOOL_COLLECT_TIME:
+		v = s->collect_ns;
+		any = true;
+		break;
+	default:
+		break;
+	}
+	if (any)
+		gauge_add(&cs->g, v);
+}
+
+int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s)
+{
+	int err;
+
+	for (size_t i = 0; i < e->spec->n_checks; i++) {
+		struct check_state *cs = &e->cs[i];
+		const struct gm_def *d = gm_def(cs->chk->metric);
+
+		if (d->type == GM_GAUGE) {
+			sample_gauge(cs, s);
+			continue;
+		}
+		if (d->obj == GM_OBJ_GLOBAL) {
+			err = track(e, cs, 0, 0, s, NULL);
+		} else if (d->obj == GM_OBJ_POOL) {
+			err = 0;
+			for (size_t j = 0; !err && j < s->n_pools; j++)
+				if (match_pool(&cs->chk->sel, &s->pools[j]))
+					err = track(e, cs, s->pools[j].addr, s->pools[j].id, s,
+						    &s->pools[j]);
+		} else {
+			err = 0;
+			for (size_t j = 0; !err && j < s->n_bindings; j++)
+				if (match_binding(&cs->chk->sel, &s->bindings[j]))
+					err = track(e, cs, s->bindings[j].id, s->bindings[j].id, s,
+						    &s->bindings[j]);
+		}
+		if (err)
+			return err;
+	}
+	if (!e->n_snaps) {
+		e->first_ts = s->ts_ns;
+		e->drops_first = s->ringbuf_drops;
+	}
+	e->last_ts = s->ts_ns;
+	e->drops_last = s->ringbuf_drops;
+	e->n_snaps++;
+	return 0;
+}
+
+/* Log2 bucket bound on the side the operator needs to be safe. */
+static double log2_value(unsigned int slot, enum gate_op op, enum gate_bound *b)
+{
+	if (op == GO_GT || op == GO_GE) {
+		*b = GATE_LOWER;
+		return slot ? (double)hist_log2_bound(slot - 1) + 1 : 0;
+	}
+	*b = GATE_UPPER;
+	return (double)hist_log2_bound(slot);
+}
+
+static int rank_slot(const uint64_t *slots, unsigned int n, uint64_t count, double q)
+{
+	double r = q * (double)count;
+	uint64_t want = (uint64_t)r, seen = 0;
+
+	if ((double)want < r)
+		want++;
+	if (!want)
+		want = 1;
+	for (unsigned int i = 0; i < n; i++) {
+		seen += slots[i];
+		if (seen >= want)
+			return i;
+	}
+	return n - 1;
+}
+
+static int lowest_slot(const uint64_t *slots, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (slots[i])
+			return i;
+	return 0;
+}
+
+static int highest_slot(const uint64_t *slots, unsigned int n)
+{
+	for (int i = n - 1; i >= 0; i--)
+		if (slots[i])
+			return i;
+	return 0;
+}
+
+static void eval_hist(struct gate_result *r, enum gm_type t, const union accum *a, double dur)
+{
+	const struct gate_threshold *th = r->th;
+	const uint64_t *slots = t == GM_HIST_BATCH ? a->b.slots : a->l.slots;
+	unsigned int n = t == GM_HIST_BATCH ? DMT_BATCH_MAX + 1 : DMT_LOG2_SLOTS;
+	uint64_t count = t == GM_HIST_BATCH ? a->b.count : a->l.count;
+	uint64_t sum = t == GM_HIST_BATCH ? a->b.sum : a->l.sum;
+	int slot;
+
+	r->bound = GATE_EXACT;
+	if (th->stat == GS_COUNT) {
+		r->has_data = true;
+		r->observed = count;
+		return;
+	}
+	if (th->stat == GS_RATE) {
+		r->has_data = dur > 0;
+		r->observed = dur > 0 ? count / dur : 0;
+		if (!r->has_data)
+			snprintf(r->note, sizeof(r->note), "no data: run too short for a rate");
+		return;
+	}
+	if (!count) {
+		snprintf(r->note, sizeof(r->note), "no data: no samples in the run");
+		return;
+	}
+	r->has_data = true;
+	switch (th->stat) {
+	case GS_AVG:
+		r->observed = (double)sum / count;
+		return;
+	case GS_P:
+		slot = rank_slot(slots, n, count, th->q);
+		break;
+	case GS_MAX:
+		slot = highest_slot(slots, n);
+		break;
+	default:
+		slot = lowest_slot(slots, n);
+		break;
+	}
+	if (t == GM_HIST_BATCH)
+		r->observed = slot;
+	else
+		r->observed = log2_value(slot, th->op, &r->bound);
+}
+
+static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_result *r)
+{
+	const struct gm_def *d = gm_def(cs->chk->metric);
+	double dur = e->n_snaps > 1 ? (e->last_ts - e->first_ts) / 1e9 : 0;
+	const char *what = d->obj == GM_OBJ_POOL ? "pool" : "binding";
+	union accum sum, diff;
+
+	if (!e->n_snaps) {
+		snprintf(r->note, sizeof(r->note), "no data: no snapshot was taken");
+		return;
+	}
+	switch (d->type) {
+	case GM_GAUGE:
+		if (!cs->g.n) {
+			snprintf(r->note, sizeof(r->note), "no data: no matching %s reported it",
+				 what);
+			return;
+		}
+		r->has_data = true;
+		switch (r->th->stat) {
+		case GS_MAX: r->observed = cs->g.max; break;
+		case GS_MIN: r->observed = cs->g.min; break;
+		case GS_AVG: r->observed = cs->g.sum / cs->g.n; break;
+		default: r->observed = cs->g.last; break;
+		}
+		return;
+	case GM_TOTAL:
+		r->observed = 0;
+		for (size_t i = 0; i < cs->n_objs; i++) {
+			int64_t v = cs->objs[i].total;
+
+			if (v < 0)
+				continue;
+			if (r->th->stat == GS_MAX)
+				r->observed = r->has_data && r->observed > v ? r->observed : v;
+			else
+				r->observed += v;
+			r->has_data = true;
+		}
+		if (!r->has_data)
+			snprintf(r->note, sizeof(r->note),
+				 cs->n_objs ? "no data: no matching binding was %s during the run" :
+					      "no data: no matching binding seen%s",
+				 cs->n_objs ? (cs->chk->metric == GM_BIND_LEAKED_NIOVS ? "freed" :
+									       "unbound") : "");
+		return;
+	default:
+		break;
+	}
+	if (!cs->n_objs) {
+		snprintf(r->note, sizeof(r->note), "no data: no matching %s seen", what);
+		return;
+	}
+	sum = cs->retired;
+	for (size_t i = 0; i < cs->n_objs; i++)
+		if (!accum_sub(d->type, &diff, &cs->objs[i].last, &cs->objs[i].base))
+			accum_add(d->type, &sum, &diff);
+	if (d->type == GM_COUNTER) {
+		r->has_data = true;
+		r->bound = GATE_EXACT;
+		if (r->th->stat == GS_RATE) {
+			r->has_data = dur > 0;
+			r->observed = dur > 0 ? sum.c / dur : 0;
+			if (!r->has_data)
+				snprintf(r->note, sizeof(r->note), "no data: run too short for a rate");
+		} else {
+			r->observed = sum.c;
+		}
+		return;
+	}
+	eval_hist(r, d->type, &sum, dur);
+}
+
+void gate_report__count(struct gate_report *rep)
+{
+	rep->n_pass = rep->n_fail = rep->n_error = rep->n_skip = 0;
+	for (size_t i = 0; i < rep->n_results; i++) {
+		switch (rep->results[i].status) {
+		case GATE_PASS: rep->n_pass++; break;
+		case GATE_FAIL: rep->n_fail++; break;
+		case GATE_ERROR: rep->n_error++; break;
+		case GATE_SKIP: rep->n_skip++; break;
+		}
+	}
+}
+
+int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
+{
+	const struct gate_spec *spec = e->spec;
+	size_t n = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->spec = spec;
+	for (size_t i = 0; i < spec->n_checks; i++)
+		n += spec->checks[i].n_thresholds;
+	rep->results = calloc(n ? n : 1, sizeof(*rep->results));
+	if (!rep->results)
+		return -ENOMEM;
+	rep->n_results = n;
+	rep->n_snapshots = e->n_snaps;
+	rep->duration_s = e->n_snaps > 1 ? (e->last_ts - e->first_ts) / 1e9 : 0;
+	rep->ringbuf_drops = e->drops_last - e->drops_first;
+	n = 0;
+	for (size_t i = 0; i < spec->n_checks; i++) {
+		for (size_t j = 0; j < spec->checks[i].n_thresholds; j++) {
+			struct gate_result *r = &rep->results[n++];
+
+			r->chk = &spec->checks[i];
+			r->th = &spec->checks[i].thresholds[j];
+			eval_one(e, &e->cs[i], r);
+			r->status = r->has_data && gate_op_holds(r->th->op, r->observed,
+								 r->th->value) ?
+				    GATE_PASS : GATE_FAIL;
+		}
+	}
+	gate_report__count(rep);
+	return 0;
+}
+
+void gate_report__fini(struct gate_report *rep)
+{
+	free(rep->results);
+	rep->results = NULL;
+	rep->n_results = 0;
+}
+
+int gate_report__exit_code(const struct gate_report *rep)
+{
+	if (rep->n_error || rep->error[0])
+		return 2;
+	return rep->n_fail ? 1 : 0;
+}
+
+static void fmt_observed(char *buf, size_t len, const struct gate_result *r)
+{
+	char v[48];
+
+	if (r->status == GATE_SKIP || (r->status == GATE_ERROR && !r->has_data)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (!r->has_data) {
+		snprintf(buf, len, "no data");
+		return;
+	}
+	gate_fmt_value(v, sizeof(v), r->observed, r->th->unit);
+	snprintf(buf, len, "%s%s", r->bound == GATE_UPPER ? "<=" :
+				   r->bound == GATE_LOWER ? ">=" : "", v);
+}
+
+void gate_report__print(const struct gate_report *rep, FILE *f)
+{
+	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n", rep->spec->name,
+		rep->source[0] ? rep->source : "live", rep->duration_s,
+		(unsigned long long)rep->n_snapshots);
+	fprintf(f, "%-32s %-24s %-18s %-14s %s\n", "METRIC", "SELECTOR", "THRESHOLD",
+		"OBSERVED", "RESULT");
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct gate_result *r = &rep->results[i];
+		char obs[64];
+
+		fmt_observed(obs, sizeof(obs), r);
+		fprintf(f, "%-32s %-24s %-18s %-14s %s%s%s\n", gm_def(r->chk->metric)->name,
+			r->chk->sel_str, r->th->expr, obs, gate_status_name(r->status),
+			r->note[0] ? "  " : "", r->note);
+	}
+	if (rep->ringbuf_drops)
+		fprintf(f, "warning: %llu events lost (ring buffer full) during the run\n",
+			(unsigned long long)rep->ringbuf_drops);
+	if (rep->error[0])
+		fprintf(f, "error: %s\n", rep->error);
+	fprintf(f, "%d passed, %d failed, %d errors, %d skipped: %s\n", rep->n_pass, rep->n_fail,
+		rep->n_error, rep->n_skip,
+		gate_report__exit_code(rep) == 0 ? "PASS" :
+		gate_report__exit_code(rep) == 1 ? "FAIL" : "ERROR");
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		switch (c) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			/* XML 1.0 allows no control characters but tab/nl/cr */
+			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+				fprintf(f, "?");
+			else
+				fputc(c, f);
+		}
+	}
+}
+
+int gate_report__write_junit(const struct gate_report *rep, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
+		rep->n_results, rep->n_fail, rep->n_error + (rep->error[0] ? 1 : 0), rep->n_skip);
+	fprintf(f, "  <testsuite name=\"");
+	xml_escape(f, rep->spec->name);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+		rep->n_results, rep->n_fail, rep->n_error + (rep->error[0] ? 1 : 0), rep->n_skip,
+		rep->duration_s);
+	fprintf(f, "    <properties>\n");
+	fprintf(f, "      <property name=\"source\" value=\"");
+	xml_escape(f, rep->source);
+	fprintf(f, "\"/>\n      <property name=\"kernel\" value=\"");
+	xml_escape(f, rep->kernel);
+	fprintf(f, "\"/>\n      <property name=\"mode\" value=\"");
+	xml_escape(f, rep->mode);
+	fprintf(f, "\"/>\n      <property name=\"snapshots\" value=\"%llu\"/>\n",
+		(unsigned long long)rep->n_snapshots);
+	fprintf(f, "      <property name=\"ringbuf_drops\" value=\"%llu\"/>\n",
+		(unsigned long long)rep->ringbuf_drops);
+	fprintf(f, "    </properties>\n");
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct gate_result *r = &rep->results[i];
+		char obs[64], msg[400];
+
+		fmt_observed(obs, sizeof(obs), r);
+		snprintf(msg, sizeof(msg), "observed %s, expected %s%s%s", obs, r->th->expr,
+			 r->note[0] ? "; " : "", r->note);
+		fprintf(f, "    <testcase classname=\"");
+		xml_escape(f, gm_def(r->chk->metric)->name);
+		fprintf(f, "\" name=\"");
+		xml_escape(f, r->chk->sel_str);
+		fprintf(f, ": ");
+		xml_escape(f, r->th->expr);
+		fprintf(f, "\" time=\"0\"");
+		if (r->status == GATE_PASS) {
+			fprintf(f, "/>\n");
+			continue;
+		}
+		fprintf(f, ">\n      <%s message=\"",
+			r->status == GATE_FAIL ? "failure" :
+			r->status == GATE_ERROR ? "error" : "skipped");
+		xml_escape(f, msg);
+		fprintf(f, "\"/>\n    </testcase>\n");
+	}
+	if (rep->error[0]) {
+		fprintf(f, "    <testcase classname=\"devmemtop\" name=\"run\" time=\"0\">\n"
+			   "      <error message=\"");
+		xml_escape(f, rep->error);
+		fprintf(f, "\"/>\n    </testcase>\n");
+	}
+	fprintf(f, "  </testsuite>\n</testsuites>\n");
+	if (fflush(f) || ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static const char *const bound_names[] = { "exact", "upper", "lower" };
+static const char *const unit_names[] = { "", "ns", "%", "bytes" };
+
+static char *result_key(const struct gate_result *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%s|%s", gm_def(r->chk->metric)->name, r->chk->sel_str,
+		 r->th->expr);
+	return buf;
+}
+
+int gate_report__write_json(const struct gate_report *rep, const char *path)
+{
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	int err = 0;
+
+	if (!root || !arr) {
+		json_object_put(root);
+		json_object_put(arr);
+		return -ENOMEM;
+	}
+	json_object_object_add(root, "devmemtop_gate", json_object_new_int(1));
+	json_object_object_add(root, "spec", json_object_new_string(rep->spec->name));
+	json_object_object_add(root, "spec_path", json_object_new_string(rep->spec->path));
+	json_object_object_add(root, "source", json_object_new_string(rep->source));
+	json_object_object_add(root, "kernel", json_object_new_string(rep->kernel));
+	json_object_object_add(root, "mode", json_object_new_string(rep->mode));
+	json_object_object_add(root, "duration_s", json_object_new_double(rep->duration_s));
+	json_object_object_add(root, "snapshots", json_object_new_int64(rep->n_snapshots));
+	json_object_object_add(root, "ringbuf_drops", json_object_new_int64(rep->ringbuf_drops));
+	json_object_object_add(root, "result", json_object_new_string(
+		gate_report__exit_code(rep) == 0 ? "pass" :
+		gate_report__exit_code(rep) == 1 ? "fail" : "error"));
+	json_object_object_add(root, "error", rep->error[0] ?
+			       json_object_new_string(rep->error) : NULL);
+	for (size_t i = 0; i < rep->n_results; i++) {
+		const struct gate_result *r = &rep->results[i];
+		json_object *o = json_object_new_object();
+		char key[400];
+
+		if (!o) {
+			err = -ENOMEM;
+			goto put;
+		}
+		json_object_object_add(o, "key", json_object_new_string(result_key(r, key,
+										   sizeof(key))));
+		json_object_object_add(o, "metric",
+				       json_object_new_string(gm_def(r->chk->metric)->name));
+		json_object_object_add(o, "selector", json_object_new_string(r->chk->sel_str));
+		json_object_object_add(o, "expr", json_object_new_string(r->th->expr));
+		json_object_object_add(o, "stat", json_object_new_string(gate_stat_name(r->th->stat)));
+		json_object_object_add(o, "op", json_object_new_string(gate_op_name(r->th->op)));
+		json_object_object_add(o, "threshold", json_object_new_double(r->th->value));
+		json_object_object_add(o, "unit", json_object_new_string(unit_names[r->th->unit]));
+		json_object_object_add(o, "observed", r->has_data ?
+				       json_object_new_double(r->observed) : NULL);
+		json_object_object_add(o, "bound", json_object_new_string(bound_names[r->bound]));
+		json_object_object_add(o, "status", json_object_new_string(gate_status_name(r->status)));
+		json_object_object_add(o, "note", json_object_new_string(r->note));
+		json_object_object_add(o, "baseline", r->has_baseline ?
+				       json_object_new_double(r->baseline) : NULL);
+		json_object_object_add(o, "regression_pct", r->has_baseline && isfinite(r->regression_pct) ?
+				       json_object_new_double(r->regression_pct) : NULL);
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "thresholds", arr);
+	arr = NULL;
+	if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY))
+		err = errno ? -errno : -EIO;
+put:
+	json_object_put(arr);
+	json_object_put(root);
+	return err;
+}
+
+/* How much worse obs is than base, in percent, for this operator. */
+static double regression(enum gate_op op, double obs, double base)
+{
+	double worse;
+
+	if (op == GO_LT || op == GO_LE)
+		worse = obs - base;
+	else if (op == GO_GT || op == GO_GE)
+		worse = base - obs;
+	else
+		return 0;
+	if (worse <= 0)
+		return worse == 0 || base == 0 ? 0 : worse / fabs(base) * 100;
+	return base == 0 ? INFINITY : worse / fabs(base) * 100;
+}
+
+int gate_report__apply_baseline(struct gate_report *rep, const char *path, double max_pct,
+				char *msg, size_t len)
+{
+	json_object *root, *arr, *v;
+	int err = 0;
+
+	root = json_object_from_file(path);
+	if (!root) {
+		snprintf(msg, len, "%s: cannot read baseline: %s", path, json_util_get_last_err() ?
+			 json_util_get_last_err() : "not JSON");
+		/* json-c's message ends with a newline */
+		if (strlen(msg) && msg[strlen(msg) - 1] == '\n')
+			msg[strlen(msg) - 1] = '\0';
+		return -EINVAL;
+	}
+	if (!json_object_object_get_ex(root, "devmemtop_gate", &v) ||
+	    !json_object_object_get_ex(root, "thresholds", &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
+		snprintf(msg, len, "%s: not a devmemtop gate result (--json output)", path);
+		err = -EINVAL;
+		goto put;
+	}
+	for (size_t i = 0; i < rep->n_results; i++) {
+		struct gate_result *r = &rep->results[i];
+		char key[400];
+
+		result_key(r, key, sizeof(key));
+		for (size_t j = 0; j < json_object_array_length(arr); j++) {
+			json_object *o = json_object_array_get_idx(arr, j), *k, *ob;
+			char v1[48], v2[48];
+
+			if (!json_object_object_get_ex(o, "key", &k) ||
+			    !json_object_is_type(k, json_type_string) ||
+			    strcmp(json_object_get_string(k), key))
+				continue;
+			if (!json_object_object_get_ex(o, "observed", &ob) ||
+			    !(json_object_is_type(ob, json_type_double) ||
+			      json_object_is_type(ob, json_type_int)))
+				break;
+			r->has_baseline = true;
+			r->baseline = json_object_get_double(ob);
+			if (!r->has_data)
+				break;
+			r->regression_pct = regression(r->th->op, r->observed, r->baseline);
+			if (r->regression_pct > max_pct && r->status == GATE_PASS) {
+				r->status = GATE_FAIL;
+				gate_fmt_value(v1, sizeof(v1), r->baseline, r->th->unit);
+				gate_fmt_value(v2, sizeof(v2), max_pct, GM_UNIT_PCT);
+				if (isfinite(r->regression_pct))
+					snprintf(r->note, sizeof(r->note),
+						 "regressed %.1f%% vs baseline %s (max %s)",
+						 r->regression_pct, v1, v2);
+				else
+					snprintf(r->note, sizeof(r->note),
+						 "regressed from baseline %s (max %s)", v1, v2);
+			}
+			break;
+		}
+	}
+	gate_report__count(rep);
+put:
+	json_object_put(root);
+	return err;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Recordings: a versioned binary file of framed records (docs/gate.md,
+ * "Recording format").
+ *
+ *   file   := magic "DMTREC\r\n" | u32 version | u32 flags (0) | frame*
+ *   frame  := u32 type | u32 len | u32 crc32(type, len, payload) | payload
+ *
+ * All integers little endian. The first frame is META (kernel release, attach
+ * mode, metric availability with reasons, probe log); then SNAPSHOT and EVENT
+ * frames in time order; a clean recording ends with an END frame. Snapshots
+ * are an explicit field-by-field encoding of struct dmt_snapshot; pools and
+ * bindings are length-prefixed so later versions can append fields.
+ *
+ * Writer:  rec_writer__open() -> __meta() -> __snapshot()/__event()* -> __end()
+ *          -> __close(). Every frame is flushed to the kernel when written.
+ * Reader:  rec_reader__open() -> __next() until 0 (clean end) or -errno
+ *          (rec_reader__error() then says what and where, in one line).
+ */
+#ifndef DEVMEMTOP_RECORD_H
+#define DEVMEMTOP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "collector.h"
+
+#define REC_MAGIC		"DMTREC\r\n"
+#define REC_VERSION		1
+#define REC_MAX_FRAME		(64u << 20)
+
+enum rec_frame_type {
+	REC_META = 1,
+	REC_SNAPSHOT = 2,
+	REC_EVENT = 3,
+	REC_END = 4,
+};
+
+enum rec_end_reason {
+	REC_END_DURATION = 0,	/* --duration elapsed */
+	REC_END_COMMAND = 1,	/* the command exited */
+	REC_END_SIGNAL = 2,	/* SIGINT/SIGTERM */
+	REC_END_ERROR = 3,	/* the collector failed mid-run */
+};
+
+struct rec_meta {
+	char version[32];		/* devmemtop version that wrote it */
+	char kernel[128];		/* uname -r */
+	char host[64];
+	char cmdline[512];		/* the command recorded, or "" */
+	uint64_t start_wall_ns;
+	uint64_t start_mono_ns;
+	uint64_t interval_ns;
+	uint32_t mode;			/* enum dmt_attach_mode */
+	struct dmt_availability avail[DMT_M__COUNT];
+	size_t n_probe_log;
+	char **probe_log;
+};
+
+struct rec_end {
+	uint64_t n_snapshots;
+	uint64_t n_events;
+	uint64_t ringbuf_drops;		/* kernel ring-buffer drops, whole run */
+	uint32_t reason;		/* enum rec_end_reason */
+	int32_t exit_status;		/* command's wait status, -1 none */
+};
+
+struct rec_item {
+	enum rec_frame_type type;
+	struct dmt_snapshot *snap;	/* REC_SNAPSHOT: caller frees (snapshot__free layout) */
+	struct dmt_event ev;		/* REC_EVENT */
+	struct rec_end end;		/* REC_END */
+};
+
+/* Encoding, for tests and the fuzzer: 0 or -errno. */
+struct rec_buf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+void rec_buf__free(struct rec_buf *b);
+int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s);
+int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m);
+/* On error returns -EBADMSG and sets why. */
+int rec_decode_snapshot(const void *p, size_t len, struct dmt_snapshot **out, char *why,
+			size_t wlen);
+void rec_snapshot_free(struct dmt_snapshot *s);
+void rec_meta__fini(struct rec_meta *m);
+
+struct rec_writer;
+struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *meta);
+int rec_writer__snapshot(struct rec_writer *w, const struct dmt_snapshot *s);
+int rec_writer__event(struct rec_writer *w, const struct dmt_event *ev);
+int rec_writer__end(struct rec_writer *w, const struct rec_end *end);
+/* Flush and close; 0 or -errno (a failed close means lost data). */
+int rec_writer__close(struct rec_writer *w);
+uint64_t rec_writer__bytes(const struct rec_writer *w);
+
+struct rec_reader;
+/* Takes ownership of f. name is used in messages. */
+struct rec_reader *rec_reader__open_file(FILE *f, const char *name);
+struct rec_reader *rec_reader__open(const char *path);
+/* NULL before META has been read successfully. */
+const struct rec_meta *rec_reader__meta(const struct rec_reader *r);
+/* 1 item read, 0 clean end (after END), -errno damage or I/O error. */
+int rec_reader__next(struct rec_reader *r, struct rec_item *it);
+/* One line: "FILE: corrupt frame 12 (snapshot) at byte 4096: CRC mismatch". */
+const char *rec_reader__error(const struct rec_reader *r);
+uint64_t rec_reader__frames(const struct rec_reader *r);
+void rec_reader__free(struct rec_reader *r);
+
+#endif /* DEVMEMTOP_RECORD_H */
