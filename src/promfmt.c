@@ -150,6 +150,8 @@ int prom_format_double(char *buf, size_t len, double v)
 		n = snprintf(buf, len, "NaN");
 	else if (isinf(v))
 		n = snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
+	else if (v == floor(v) && fabs(v) < 1e15)
+		n = snprintf(buf, len, "%.0f", v);	/* integers in full, not 1.7e+09 */
 	else {
 		/* the shortest %g that reads back exactly */
 		for (int prec = 1; prec <= 17; prec++) {

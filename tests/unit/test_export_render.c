@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for snapshot -> exposition rendering (src/expo.c) on hand-built snapshots. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "expo.h"
+#include "util.h"
+
+struct fixture {
+	struct dmt_snapshot snap;
+	struct dmt_pool_snap pools[3];
+	struct dmt_binding_snap bindings[2];
+	struct dmt_prog_stat progs[2];
+	struct expo_totals totals;
+	char *text;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct dmt_snapshot *s = &f->snap;
+
+	if (!f)
+		return -1;
+	for (int m = 0; m < DMT_M__COUNT; m++)
+		s->avail[m].available = true;
+	s->wall_ns = 1700000000ULL * 1000000000ULL;
+	s->collect_ns = 1500000;	/* 1.5 ms */
+	s->mode = DMT_MODE_FENTRY;
+
+	/* a plain page pool on a veth, with traffic */
+	f->pools[0] = (struct dmt_pool_snap){
+		.addr = 0xffff888012340000ULL, .id = 11, .ifindex = 4, .netns = 4026532000U,
+		.queue = 0, .kind = DMT_KIND_PAGES, .state = DMT_POOL_ALIVE,
+		.holds = 1000, .releases = 900, .inflight = 100, .netlink_inflight = 100,
+		.destroy_inflight = -1, .nid = 0,
+	};
+	strcpy(f->pools[0].ifname, "veth1");
+	hist_batch_add(&f->pools[0].refill, 1, 10);
+	hist_batch_add(&f->pools[0].refill, 64, 5);
+	/* a devmem pool with an unknown queue and no netlink id, named nastily */
+	f->pools[1] = (struct dmt_pool_snap){
+		.addr = 0xffff888056780000ULL, .id = 0, .ifindex = 7, .queue = -1,
+		.kind = DMT_KIND_DEVMEM, .binding_id = 3, .state = DMT_POOL_ZOMBIE,
+		.holds = 5, .releases = 2, .inflight = 3, .netlink_inflight = -1,
+		.destroy_inflight = 3, .destroy_retries = 2, .nid = -1,
+	};
+	strcpy(f->pools[1].ifname, "e\"t\\h\n0");
+	/* destroyed: reported once */
+	f->pools[2] = (struct dmt_pool_snap){
+		.addr = 0xffff888099990000ULL, .id = 12, .ifindex = 4, .queue = 1,
+		.kind = DMT_KIND_PAGES, .state = DMT_POOL_DESTROYED,
+		.netlink_inflight = -1, .destroy_inflight = 0, .destroy_retries = 1,
+	};
+	strcpy(f->pools[2].ifname, "veth1");
+	s->pools = f->pools;
+	s->n_pools = 3;
+
+	/* a live binding with unknown socket holds, and a freed one that leaked */
+	f->bindings[0] = (struct dmt_binding_snap){
+		.id = 3, .ifindex = 7, .dmabuf_size = 1ULL << 30, .niov_size = 4096,
+		.layout = "freelist", .alive = true, .total_niovs = 262144, .free_niovs = 26214,
+		.in_pools = 1000, .held_by_sockets = -1, .occupancy = 0.9000015258789062,
+		.pools = 1, .alloc_calls = 50, .alloc_niovs = 3200, .alloc_fail = 2,
+		.out_at_unbind = -1, .out_at_free = -1,
+	};
+	strcpy(f->bindings[0].ifname, "eth0");
+	hist_log2_add(&f->bindings[0].alloc_lat_ns, 700, 49);
+	hist_log2_add(&f->bindings[0].alloc_lat_ns, 70000, 1);
+	f->bindings[1] = (struct dmt_binding_snap){
+		.id = 4, .ifindex = 7, .layout = "gen_pool", .alive = false, .unbound = true,
+		.total_niovs = -1, .free_niovs = -1, .in_pools = -1, .held_by_sockets = -1,
+		.occupancy = -1, .out_at_unbind = 9, .out_at_free = 7,
+	};
+	strcpy(f->bindings[1].ifname, "eth0");
+	s->bindings = f->bindings;
+	s->n_bindings = 2;
+
+	strcpy(f->progs[0].name, "tp_hold");
+	f->progs[0].attached = true;
+	f->progs[0].run_time_ns = 2500000000ULL;
+	f->progs[0].run_cnt = 1000;
+	strcpy(f->progs[1].name, "fexit_alloc");
+	f->progs[1].attached = false;
+	s->progs = f->progs;
+	s->n_progs = 2;
+	s->ringbuf_drops = 4;
+
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	free(f->text);
+	free(f);
+	return 0;
+}
+
+static const char *render(struct fixture *f)
+{
+	struct expo_input in = { .snap = &f->snap, .totals = &f->totals, .interval_s = 2,
+				 .collections = 5, .collection_errors = 1, .scrapes = 3 };
+	struct promfmt *w = promfmt__new();
+	size_t len;
+
+	assert_non_null(w);
+	assert_int_equal(expo__render(w, &in), 0);
+	assert_int_equal(expo__render_scrape_duration(w, 0.000125), 0);
+	free(f->text);
+	f->text = promfmt__take(w, &len);
+	promfmt__free(w);
+	assert_non_null(f->text);
+	return f->text;
+}
+
+static int has_line(const char *t, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+#define assert_line(t, l) do { if (!has_line(t, l)) fail_msg("missing line: %s", l); } while (0)
+#define assert_no_line(t, l) do { if (has_line(t, l)) fail_msg("unexpected line: %s", l); } while (0)
+
+static int has_family(const char *t, const char *name)
+{
+	char type[160];
+
+	snprintf(type, sizeof(type), "# TYPE %s ", name);
+	return strstr(t, type) != NULL;
+}
+
+static void test_pool_series(void **state)
+{
+	struct fixture *f = *state;
+	const char *t = render(f);
+
+	assert_line(t, "devmemtop_page_pool_holds_total{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\"} 1000");
+	assert_line(t, "devmemtop_page_pool_inflight{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\"} 100");
+	/* refill histogram: cumulative, le powers of two */
+	assert_line(t, "devmemtop_page_pool_refill_batch_items_bucket{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\",le=\"1\"} 10");
+	assert_line(t, "devmemtop_page_pool_refill_batch_items_bucket{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\",le=\"32\"} 10");
+	assert_line(t, "devmemtop_page_pool_refill_batch_items_bucket{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\",le=\"64\"} 15");
+	assert_line(t, "devmemtop_page_pool_refill_batch_items_bucket{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\",le=\"+Inf\"} 15");
+	assert_line(t, "devmemtop_page_pool_refill_batch_items_sum{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\"} 330");
+	assert_line(t, "devmemtop_page_pool_refill_batch_items_count{pool_id=\"11\",ifname=\"veth1\",ifindex=\"4\",queue=\"0\",kind=\"pages\",netns=\"4026532000\"} 15");
+	/* escaped ifname, unknown queue empty, pool without id gets a hashed tag */
+	assert_non_null(strstr(t, "ifname=\"e\\\"t\\\\h\\n0\",ifindex=\"7\",queue=\"\",kind=\"devmem\",netns=\"\"} 3"));
+	assert_null(strstr(t, "pool_id=\"0\""));
+	assert_null(strstr(t, "ffff8880"));	/* no kernel addresses */
+	/* unknown netlink inflight (-1) is left out, known one is there */
+	assert_non_null(strstr(t, "devmemtop_page_pool_netlink_inflight{pool_id=\"11\""));
+	assert_null(strstr(t, "devmemtop_page_pool_netlink_inflight{pool_id=\"12\""));
+	{
+		int n = 0;
+
+		for (const char *p = t; (p = strstr(p, "devmemtop_page_pool_netlink_inflight{")); p++)
+			n++;
+		assert_int_equal(n, 1);
+	}
+	/* zombie pool: destroy inflight and attempts */
+	assert_non_null(strstr(t, "devmemtop_page_pool_destroy_attempts_total{pool_id=\"h"));
+	assert_non_null(strstr(t, "devmemtop_page_pool_destroy_inflight{pool_id=\"h"));
+	/* pool counts by kind and state, destroyed ones not counted as alive */
+	assert_line(t, "devmemtop_page_pools{kind=\"pages\",state=\"alive\"} 1");
+	assert_line(t, "devmemtop_page_pools{kind=\"devmem\",state=\"zombie\"} 1");
+	assert_line(t, "devmemtop_page_pools{kind=\"io_uring\",state=\"alive\"} 0");
+	assert_non_null(strstr(t, "binding_id=\"3\",napi_id=\"0\",state=\"zombie\""));
+}
+
+static void test_binding_series(void **state)
+{
+	struct fixture *f = *state;
+	const char *t = render(f);
+	char le[64];
+
+	assert_line(t, "devmemtop_binding_capacity_niovs{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 262144");
+	assert_line(t, "devmemtop_binding_free_niovs{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 26214");
+	assert_line(t, "devmemtop_binding_occupancy_ratio{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 0.9000015258789062");
+	assert_line(t, "devmemtop_binding_alloc_failures_total{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 2");
+	/* held_by_sockets unknown: no series at all, not a fake 0 or -1 */
+	assert_false(has_family(t, "devmemtop_binding_socket_held_niovs"));
+	/* freed binding: its unknowns are omitted, its leak is reported */
+	assert_null(strstr(t, "devmemtop_binding_capacity_niovs{binding_id=\"4\""));
+	assert_line(t, "devmemtop_binding_leaked_niovs{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\"} 7");
+	assert_line(t, "devmemtop_binding_unbind_outstanding_niovs{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\"} 9");
+	assert_line(t, "devmemtop_binding_info{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\",layout=\"gen_pool\",state=\"freed\"} 1");
+	/* latency in seconds: 700 ns is in (512, 1024] -> le=1.024e-06 */
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"5.12e-07\"} 0");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"1.024e-06\"} 49");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"6.5536e-05\"} 49");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"0.000131072\"} 50");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_count{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 50");
+	prom_format_double(le, sizeof(le), (49 * 700 + 70000) * 1e-9);
+	{
+		char line[256];
+
+		snprintf(line, sizeof(line), "devmemtop_binding_alloc_latency_seconds_sum{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} %s", le);
+		assert_line(t, line);
+	}
+}
+
+static void test_unavailable_omitted(void **state)
+{
+	struct fixture *f = *state;
+	const char *t;
+
+	f->snap.avail[DMT_M_POOL_REFILL].available = false;
+	strcpy(f->snap.avail[DMT_M_POOL_REFILL].reason, "no \"fexit\"\\here\nat all");
+	f->snap.avail[DMT_M_BIND_ALLOC_LATENCY].available = false;
+	strcpy(f->snap.avail[DMT_M_BIND_ALLOC_LATENCY].reason, "fentry not supported");
+	f->snap.avail[DMT_M_BIND_LEAKS].available = false;
+	t = render(f);
+	assert_false(has_family(t, "devmemtop_page_pool_refill_batch_items"));
+	assert_null(strstr(t, "refill_batch_items_bucket"));
+	assert_false(has_family(t, "devmemtop_binding_alloc_latency_seconds"));
+	assert_false(has_family(t, "devmemtop_binding_alloc_niov_latency_seconds"));
+	assert_false(has_family(t, "devmemtop_binding_leaked_niovs"));
+	assert_false(has_family(t, "devmemtop_leaked_niovs_total"));
+	/* still there: the free-latency histogram has its own gate */
+	assert_true(has_family(t, "devmemtop_binding_release_latency_seconds"));
+	/* the reason is exported, escaped */
+	assert_line(t, "devmemtop_metric_available{metric=\"pool_refill_batch\",reason=\"no \\\"fexit\\\"\\\\here\\nat all\"} 0");
+	assert_line(t, "devmemtop_metric_available{metric=\"pool_holds\",reason=\"\"} 1");
+}
+
+static void test_self_metrics(void **state)
+{
+	struct fixture *f = *state;
+	const char *t = render(f);
+
+	assert_line(t, "devmemtop_bpf_program_attached{program=\"tp_hold\"} 1");
+	assert_line(t, "devmemtop_bpf_program_attached{program=\"fexit_alloc\"} 0");
+	assert_line(t, "devmemtop_bpf_stats_enabled 0");
+	/* stats off: run time and count are not exported (they would read 0) */
+	assert_false(has_family(t, "devmemtop_bpf_program_run_time_seconds_total"));
+	assert_false(has_family(t, "devmemtop_bpf_program_runs_total"));
+	assert_line(t, "devmemtop_ringbuf_drops_total 4");
+	assert_line(t, "devmemtop_collection_duration_seconds 0.0015");
+	assert_line(t, "devmemtop_collections_total 5");
+	assert_line(t, "devmemtop_collection_errors_total 1");
+	assert_line(t, "devmemtop_scrapes_total 3");
+	assert_line(t, "devmemtop_last_collection_timestamp_seconds 1700000000");
+	assert_line(t, "devmemtop_scrape_duration_seconds 0.000125");
+	assert_line(t, "devmemtop_build_info{version=\"" DEVMEMTOP_VERSION "\",mode=\"fentry\"} 1");
+
+	f->snap.bpf_stats_enabled = true;
+	t = render(f);
+	assert_line(t, "devmemtop_bpf_stats_enabled 1");
+	assert_line(t, "devmemtop_bpf_program_run_time_seconds_total{program=\"tp_hold\"} 2.5");
+	assert_line(t, "devmemtop_bpf_program_runs_total{program=\"tp_hold\"} 1000");
+	/* a detached program has no run stats */
+	assert_null(strstr(t, "devmemtop_bpf_program_runs_total{program=\"fexit_alloc\"}"));
+}
+
+static void test_totals(void **state)
+{
+	struct fixture *f = *state;
+	const char *t;
+
+	expo_totals__account(&f->totals, &f->snap);
+	assert_int_equal(f->totals.leaked_niovs, 7);
+	assert_int_equal(f->totals.bindings_freed, 1);
+	assert_int_equal(f->totals.pools_destroyed[DMT_KIND_PAGES], 1);
+	assert_int_equal(f->totals.pools_destroyed[DMT_KIND_DEVMEM], 0);
+	t = render(f);
+	assert_line(t, "devmemtop_leaked_niovs_total 7");
+	assert_line(t, "devmemtop_bindings_freed_total 1");
+	assert_line(t, "devmemtop_page_pools_destroyed_total{kind=\"pages\"} 1");
+
+	/* the objects are gone from the next snapshot; totals stay */
+	f->snap.n_pools = 1;
+	f->snap.n_bindings = 1;
+	expo_totals__account(&f->totals, &f->snap);
+	t = render(f);
+	assert_line(t, "devmemtop_leaked_niovs_total 7");
+	assert_null(strstr(t, "pool_id=\"12\""));
+	assert_null(strstr(t, "binding_id=\"4\""));
+}
+
+/*
+ * Structure: every sample belongs to a catalogued family, every family has
+ * one HELP and one TYPE, and a family's samples are contiguous.
+ */
+static void test_structure(void **state)
+{
+	struct fixture *f = *state;
+	char *t = strdup(render(f)), *save = NULL, *line;
+	char seen[64][96];
+	size_t nseen = 0;
+	char cur[96] = "";
+	const struct expo_family *fam = NULL;
+
+	for (line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[96];
+		size_t n;
+
+		if (!strncmp(line, "# HELP ", 7)) {
+			sscanf(line + 7, "%95s", cur);
+			for (size_t i = 0; i < nseen; i++)
+				if (!strcmp(seen[i], cur))
+					fail_msg("family %s appears twice", cur);
+			assert_true(nseen < 64);
+			strcpy(seen[nseen++], cur);
+			fam = expo_family_find(cur);
+			if (!fam)
+				fail_msg("family %s is not in the catalogue", cur);
+			continue;
+		}
+		if (!strncmp(line, "# TYPE ", 7)) {
+			char tn[96], ty[32];
+
+			assert_int_equal(sscanf(line + 7, "%95s %31s", tn, ty), 2);
+			assert_string_equal(tn, cur);
+			assert_string_equal(ty, fam->type);
+			continue;
+		}
+		n = strcspn(line, "{ ");
+		assert_true(n < sizeof(name));
+		memcpy(name, line, n);
+		name[n] = '\0';
+		if (!strcmp(fam->type, "histogram")) {
+			size_t cl = strlen(cur);
+
+			assert_true(!strncmp(name, cur, cl));
+			assert_true(!strcmp(name + cl, "_bucket") || !strcmp(name + cl, "_sum") ||
+				    !strcmp(name + cl, "_count"));
+		} else {
+			if (strcmp(name, cur))
+				fail_msg("sample %s under family %s", name, cur);
+		}
+		if (!strcmp(fam->type, "counter"))
+			assert_true(strlen(cur) > 6 && !strcmp(cur + strlen(cur) - 6, "_total"));
+		else
+			assert_false(strlen(cur) > 6 && !strcmp(cur + strlen(cur) - 6, "_total"));
+	}
+	assert_true(nseen > 30);
+	free(t);
+}
+
+static void test_catalogue(void **state)
+{
+	size_t n = expo_family_count();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_true(n > 40);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(expo_families[i].name);
+		assert_ptr_equal(expo_family_find(expo_families[i].name), &expo_families[i]);
+		assert_int_equal(strncmp(expo_families[i].name, "devmemtop_", 10), 0);
+	}
+	assert_null(expo_families[n].name);
+	assert_null(expo_family_find("devmemtop_nope"));
+	expo_list_metrics(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "devmemtop_page_pool_refill_batch_items histogram pool\n"));
+	assert_non_null(strstr(buf, "devmemtop_binding_occupancy_ratio gauge binding absent-when: "));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pool_series, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_binding_series, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unavailable_omitted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_self_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
+		cmocka_unit_test(test_catalogue),
+	};
+
+	return cmocka_run_group_tests_name("export_render", tests, NULL, NULL);
+}
