@@ -21,6 +21,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile __u64 devmem_ops_addr = 0;	/* &dmabuf_devmem_ops, 0 if unknown */
 const volatile bool binding_free_takes_work = false;
+/* devmem tracepoints attached: they own the binding counters */
+const volatile bool use_devmem_tp = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -148,6 +150,27 @@ static __always_inline bool pool_is_devmem(const struct dmt_pool *v)
 	return devmem_ops_addr && v->mp_ops == devmem_ops_addr;
 }
 
+/*
+ * Pools of software devices (veth) have neither netdev nor napi set, but
+ * their DMA device is the net_device's own struct device: recognise it by
+ * its class name and step back to the net_device.
+ */
+static __always_inline struct net_device *netdev_of_device(struct device *d)
+{
+	const struct class *cls;
+	char name[4] = {};
+
+	if (!d)
+		return NULL;
+	cls = BPF_CORE_READ(d, class);
+	if (!cls)
+		return NULL;
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(cls, name));
+	if (name[0] != 'n' || name[1] != 'e' || name[2] != 't' || name[3])
+		return NULL;
+	return (void *)d - bpf_core_field_offset(struct net_device, dev);
+}
+
 /* First sight of a pool: read its identity once, off the hot path. */
 static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 hold,
 					    __u32 release, bool have_hold)
@@ -181,13 +204,20 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 		if (dev)
 			v->attr_src = DMT_ATTR_NAPI;
 	}
+	if (!dev)
+		dev = netdev_of_device(BPF_CORE_READ(pool, p.dev));
+	if (dev && !v->attr_src)
+		v->attr_src = DMT_ATTR_DEVICE;
 	if (dev) {
 		v->ifindex = BPF_CORE_READ(dev, ifindex);
 		v->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 		bpf_probe_read_kernel_str(v->ifname, sizeof(v->ifname), dev->name);
 	}
-	if (pool_is_devmem(v))
-		v->binding_id = BPF_CORE_READ((struct net_devmem_dmabuf_binding *)v->mp_priv, id);
+	if (bpf_core_type_exists(struct net_devmem_dmabuf_binding) && pool_is_devmem(v)) {
+		struct net_devmem_dmabuf_binding *b = (void *)v->mp_priv;
+
+		v->binding_id = BPF_CORE_READ(b, id);
+	}
 	/*
 	 * The tracepoints pass the pool's cumulative counters: everything up
 	 * to this event happened before we looked. The current event is ours.
@@ -324,7 +354,8 @@ struct chunk_walk {
 
 static long chunk_step(__u64 i, struct chunk_walk *w)
 {
-	struct list_head *next = BPF_CORE_READ(w->pos, next);
+	struct list_head *pos = w->pos;
+	struct list_head *next = BPF_CORE_READ(pos, next);
 	struct gen_pool_chunk *c;
 
 	if (!next || next == w->head)
@@ -550,14 +581,18 @@ int BPF_PROG(mp_alloc_exit, struct page_pool *pool, unsigned int gfp, netmem_ref
 	if (!v)
 		return 0;
 	if (!ret) {
-		__sync_fetch_and_add(&v->alloc_fail, 1);
-		emit(DMT_EV_ALLOC_FAIL, (__u64)b, v->id, v->ifindex, v->free_niovs_tp, 0, 0);
+		if (!use_devmem_tp) {
+			__sync_fetch_and_add(&v->alloc_fail, 1);
+			emit(DMT_EV_ALLOC_FAIL, (__u64)b, v->id, v->ifindex, -1, 0, 0);
+		}
 		return 0;
 	}
 	/* one returned, the rest went into the pool's alloc cache */
 	n = 1 + BPF_CORE_READ(pool, alloc.count);
-	__sync_fetch_and_add(&v->alloc_calls, 1);
-	__sync_fetch_and_add(&v->alloc_niovs, n);
+	if (!use_devmem_tp) {
+		__sync_fetch_and_add(&v->alloc_calls, 1);
+		__sync_fetch_and_add(&v->alloc_niovs, n);
+	}
 	if (start) {
 		log2_add(&v->alloc_lat, delta);
 		log2_add(&v->alloc_lat_niov, delta / n);
@@ -596,7 +631,8 @@ int BPF_PROG(mp_release_exit, struct page_pool *pool, netmem_ref netmem)
 	id = b ? BPF_CORE_READ(b, id) : 0;
 	v = b ? bpf_map_lookup_elem(&bindings, &id) : NULL;
 	if (v) {
-		__sync_fetch_and_add(&v->free_niovs_cnt, 1);
+		if (!use_devmem_tp)
+			__sync_fetch_and_add(&v->free_niovs_cnt, 1);
 		log2_add(&v->free_lat, bpf_ktime_get_ns() - *start);
 	}
 	bpf_map_delete_elem(&call_start, &tid);
@@ -612,5 +648,128 @@ int BPF_PROG(dontneed_exit)
 	cnt_inc(DMT_CNT_DONTNEED_CALLS, 1);
 	if ((long)ret > 0)
 		cnt_inc(DMT_CNT_DONTNEED_TOKENS, ret);
+	return 0;
+}
+
+/*
+ * devmem tracepoints (our kernel series, kernel-patches/0003): every number
+ * is a scalar argument, so these need neither fentry nor the binding layout.
+ */
+SEC("tp_btf/devmem_binding_create")
+int BPF_PROG(dm_create, const struct net_devmem_dmabuf_binding *binding, __u32 id,
+	     int ifindex, __u64 dmabuf_size, __u32 niov_size, __u32 total, __u32 nr_chunks)
+{
+	struct dmt_binding *v = binding_get(NULL, id);
+
+	if (!v)
+		return 0;
+	v->addr = (__u64)binding;
+	v->ifindex = ifindex;
+	v->dmabuf_size = dmabuf_size;
+	v->niov_size = niov_size;
+	v->total_niovs = total;
+	v->free_niovs_tp = total;
+	v->create_ns = bpf_ktime_get_ns();
+	v->flags |= DMT_BIND_SEEN_CREATE;
+	emit(DMT_EV_BIND_CREATE, (__u64)binding, id, ifindex, total, dmabuf_size, nr_chunks);
+	return 0;
+}
+
+static __always_inline int binding_end(const void *binding, __u32 id, __u32 free_niovs,
+				       __u32 total, bool freed)
+{
+	struct dmt_binding *v = binding_get(NULL, id);
+	__s64 out = (__s64)total - free_niovs;
+
+	if (!v)
+		return 0;
+	if (!v->addr)
+		v->addr = (__u64)binding;
+	v->total_niovs = total;
+	v->free_niovs_tp = free_niovs;
+	if (freed) {
+		v->free_ns = bpf_ktime_get_ns();
+		v->out_at_free = out;
+		v->flags |= DMT_BIND_FREED;
+		emit(DMT_EV_BIND_FREE, (__u64)binding, id, v->ifindex, out, total, 0);
+	} else {
+		v->unbind_ns = bpf_ktime_get_ns();
+		v->out_at_unbind = out;
+		v->flags |= DMT_BIND_UNBOUND;
+		emit(DMT_EV_BIND_UNBIND, (__u64)binding, id, v->ifindex, out, total, 0);
+	}
+	return 0;
+}
+
+SEC("tp_btf/devmem_binding_unbind")
+int BPF_PROG(dm_unbind, const struct net_devmem_dmabuf_binding *binding, __u32 id,
+	     __u32 free_niovs, __u32 total)
+{
+	return binding_end(binding, id, free_niovs, total, false);
+}
+
+SEC("tp_btf/devmem_binding_free")
+int BPF_PROG(dm_free, const struct net_devmem_dmabuf_binding *binding, __u32 id,
+	     __u32 free_niovs, __u32 total)
+{
+	return binding_end(binding, id, free_niovs, total, true);
+}
+
+SEC("tp_btf/devmem_alloc")
+int BPF_PROG(dm_alloc, const struct page_pool *pool,
+	     const struct net_devmem_dmabuf_binding *binding, __u32 id, __u32 count,
+	     __u32 free_niovs)
+{
+	struct dmt_binding *v = bpf_map_lookup_elem(&bindings, &id);
+
+	if (!v) {
+		v = binding_get(NULL, id);
+		if (!v)
+			return 0;
+		v->addr = (__u64)binding;
+	}
+	__sync_fetch_and_add(&v->alloc_calls, 1);
+	__sync_fetch_and_add(&v->alloc_niovs, count);
+	v->free_niovs_tp = free_niovs;
+	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
+	return 0;
+}
+
+SEC("tp_btf/devmem_alloc_fail")
+int BPF_PROG(dm_alloc_fail, const struct page_pool *pool,
+	     const struct net_devmem_dmabuf_binding *binding, __u32 id, __u32 free_niovs,
+	     __u32 total)
+{
+	struct dmt_binding *v = binding_get(NULL, id);
+
+	if (!v)
+		return 0;
+	if (!v->addr)
+		v->addr = (__u64)binding;
+	__sync_fetch_and_add(&v->alloc_fail, 1);
+	v->free_niovs_tp = free_niovs;
+	v->total_niovs = total;
+	emit(DMT_EV_ALLOC_FAIL, (__u64)binding, id, v->ifindex, free_niovs, total, 0);
+	return 0;
+}
+
+SEC("tp_btf/devmem_niov_free")
+int BPF_PROG(dm_niov_free, const void *niov, const struct net_devmem_dmabuf_binding *binding,
+	     __u32 id, __u32 free_niovs)
+{
+	struct dmt_binding *v = bpf_map_lookup_elem(&bindings, &id);
+
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->free_niovs_cnt, 1);
+	v->free_niovs_tp = free_niovs;
+	return 0;
+}
+
+SEC("tp_btf/devmem_dontneed")
+int BPF_PROG(dm_dontneed, const void *sk, __u32 nr_ranges, __u32 nr_frags, __u32 nr_freed)
+{
+	cnt_inc(DMT_CNT_DONTNEED_CALLS, 1);
+	cnt_inc(DMT_CNT_DONTNEED_TOKENS, nr_freed);
 	return 0;
 }

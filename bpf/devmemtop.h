@@ -37,6 +37,7 @@ enum dmt_attr_src {
 	DMT_ATTR_NETDEV = 1,	/* pool->slow.netdev */
 	DMT_ATTR_NAPI = 2,	/* pool->p.napi->dev */
 	DMT_ATTR_NETLINK = 3,	/* netdev genl page-pool-get (user space) */
+	DMT_ATTR_DEVICE = 4,	/* pool->p.dev is a net_device's own device */
 };
 
 enum dmt_pool_flags {

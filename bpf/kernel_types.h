@@ -43,10 +43,19 @@ typedef struct {
 	struct net *net;
 } possible_net_t;
 
+struct class {
+	const char *name;
+};
+
+struct device {
+	const struct class *class;
+};
+
 struct net_device {
 	char name[16];
 	int ifindex;
 	possible_net_t nd_net;
+	struct device dev;
 };
 
 struct napi_struct {
@@ -56,6 +65,7 @@ struct napi_struct {
 
 struct page_pool_params_fast {
 	int nid;
+	struct device *dev;
 	struct napi_struct *napi;
 };
 

@@ -1,0 +1,1232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collector: run-time probes, load/attach, and map -> snapshot.
+ *
+ * Lifecycle follows libbpf-tools: probe -> open -> set autoload and rodata
+ * -> load -> attach each program on its own, so one hook that cannot attach
+ * makes its metrics "unavailable: <reason>" instead of failing the tool.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "collector.h"
+#include "nl.h"
+#include "util.h"
+#include "devmemtop.skel.h"
+
+enum probe_kind {
+	PK_TP_BTF,
+	PK_FENTRY,
+	PK_FEXIT,
+	PK_RUN,		/* run on demand with BPF_PROG_TEST_RUN, never attached */
+};
+
+enum prog_group {
+	PG_POOL,	/* page_pool tracepoints: the base */
+	PG_FENTRY,	/* devmem allocator fentry/fexit */
+	PG_DEVMEM_TP,	/* devmem tracepoints (our series) */
+	PG_WALK,	/* binding walk */
+};
+
+struct prog_desc {
+	const char *name;	/* program name in the skeleton */
+	enum probe_kind kind;
+	const char *target;	/* tracepoint or function */
+	enum prog_group group;
+};
+
+static const struct prog_desc progs[] = {
+	{ "pp_hold",		PK_TP_BTF, "page_pool_state_hold",	PG_POOL },
+	{ "pp_release",		PK_TP_BTF, "page_pool_state_release",	PG_POOL },
+	{ "pp_destroy",		PK_TP_BTF, "page_pool_release",		PG_POOL },
+	{ "pp_nid",		PK_TP_BTF, "page_pool_update_nid",	PG_POOL },
+	{ "walk_binding",	PK_RUN,    "net_devmem_dmabuf_binding",	PG_WALK },
+	{ "bind_exit",		PK_FEXIT,  "net_devmem_bind_dmabuf",	PG_FENTRY },
+	{ "unbind_entry",	PK_FENTRY, "net_devmem_unbind_dmabuf",	PG_FENTRY },
+	{ "binding_free_entry",	PK_FENTRY, "__net_devmem_dmabuf_binding_free", PG_FENTRY },
+	{ "mp_alloc_entry",	PK_FENTRY, "mp_dmabuf_devmem_alloc_netmems", PG_FENTRY },
+	{ "mp_alloc_exit",	PK_FEXIT,  "mp_dmabuf_devmem_alloc_netmems", PG_FENTRY },
+	{ "mp_release_entry",	PK_FENTRY, "mp_dmabuf_devmem_release_page", PG_FENTRY },
+	{ "mp_release_exit",	PK_FEXIT,  "mp_dmabuf_devmem_release_page", PG_FENTRY },
+	{ "dontneed_exit",	PK_FEXIT,  "sock_devmem_dontneed",	PG_FENTRY },
+	{ "dm_create",		PK_TP_BTF, "devmem_binding_create",	PG_DEVMEM_TP },
+	{ "dm_unbind",		PK_TP_BTF, "devmem_binding_unbind",	PG_DEVMEM_TP },
+	{ "dm_free",		PK_TP_BTF, "devmem_binding_free",	PG_DEVMEM_TP },
+	{ "dm_alloc",		PK_TP_BTF, "devmem_alloc",		PG_DEVMEM_TP },
+	{ "dm_alloc_fail",	PK_TP_BTF, "devmem_alloc_fail",		PG_DEVMEM_TP },
+	{ "dm_niov_free",	PK_TP_BTF, "devmem_niov_free",		PG_DEVMEM_TP },
+	{ "dm_dontneed",	PK_TP_BTF, "devmem_dontneed",		PG_DEVMEM_TP },
+};
+
+#define N_PROGS ARRAY_SIZE(progs)
+
+struct prog_state {
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	bool wanted;		/* probe said it can work */
+	bool loaded;
+	bool attached;
+	char why[160];		/* why not wanted / not attached */
+};
+
+/* What we remember of a pool between snapshots. */
+struct pool_prev {
+	uint64_t addr;
+	uint64_t holds;
+	uint64_t releases;
+	uint64_t ts_ns;
+};
+
+struct collector {
+	struct collector_opts opts;
+	struct devmemtop *skel;
+	struct btf *vmlinux;
+	struct ring_buffer *rb;
+	struct netdev_nl *nl;
+	char nl_why[128];
+	int stats_fd;
+	bool bpf_stats;
+	enum dmt_attach_mode mode;
+	struct prog_state ps[N_PROGS];
+	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
+	uint64_t devmem_ops;
+	uint64_t io_uring_ops;
+
+	struct pool_prev *prev;
+	size_t n_prev;
+	uint64_t last_ts;
+	uint64_t seq;
+
+	collector_event_fn ev_cb;
+	void *ev_ctx;
+
+	char **log;
+	size_t n_log;
+};
+
+static int rb_event(void *ctx, void *data, size_t len);
+
+static const char *const metric_names[DMT_M__COUNT] = {
+	[DMT_M_POOL_HOLDS]		= "pool_holds",
+	[DMT_M_POOL_RELEASES]		= "pool_releases",
+	[DMT_M_POOL_INFLIGHT]		= "pool_inflight",
+	[DMT_M_POOL_REFILL]		= "pool_refill_batch",
+	[DMT_M_POOL_DESTROY]		= "pool_destroy",
+	[DMT_M_POOL_NID]		= "pool_nid",
+	[DMT_M_BIND_LIFECYCLE]		= "binding_lifecycle",
+	[DMT_M_BIND_OCCUPANCY]		= "binding_occupancy",
+	[DMT_M_BIND_IN_POOLS]		= "binding_in_pools",
+	[DMT_M_BIND_HELD_BY_SOCKETS]	= "binding_held_by_sockets",
+	[DMT_M_BIND_ALLOC_LATENCY]	= "binding_alloc_latency",
+	[DMT_M_BIND_FREE_LATENCY]	= "binding_free_latency",
+	[DMT_M_BIND_ALLOC_FAIL]		= "binding_alloc_failures",
+	[DMT_M_BIND_PROVIDER_CALLS]	= "binding_provider_calls",
+	[DMT_M_BIND_LEAKS]		= "binding_leaks",
+	[DMT_M_DONTNEED_TOKENS]		= "dontneed_tokens",
+	[DMT_M_NETLINK]			= "netlink_page_pools",
+};
+
+const char *dmt_metric_name(enum dmt_metric m)
+{
+	return m < DMT_M__COUNT ? metric_names[m] : "unknown";
+}
+
+const char *dmt_mode_name(enum dmt_attach_mode m)
+{
+	switch (m) {
+	case DMT_MODE_DEVMEM_TP:
+		return "devmem-tracepoints";
+	case DMT_MODE_FENTRY:
+		return "fentry";
+	case DMT_MODE_TP_ONLY:
+		return "tracepoint-only";
+	}
+	return "unknown";
+}
+
+const char *dmt_kind_name(enum dmt_pool_kind k)
+{
+	static const char *const names[] = { "pages", "devmem", "io_uring", "other" };
+
+	return k < ARRAY_SIZE(names) ? names[k] : "unknown";
+}
+
+const char *dmt_pool_state_name(enum dmt_pool_state s)
+{
+	static const char *const names[] = { "alive", "zombie", "destroyed" };
+
+	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+const char *dmt_attr_src_name(enum dmt_attr_src s)
+{
+	static const char *const names[] = { "none", "bpf-netdev", "bpf-napi", "netlink",
+					     "bpf-device" };
+
+	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+static void coll_log(struct collector *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void coll_log(struct collector *c, int level, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	char **nl;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	nl = realloc(c->log, (c->n_log + 2) * sizeof(*nl));
+	if (nl) {
+		c->log = nl;
+		c->log[c->n_log] = strdup(buf);
+		if (c->log[c->n_log])
+			c->n_log++;
+		c->log[c->n_log] = NULL;
+	}
+	if (c->opts.log && level <= c->opts.verbosity)
+		c->opts.log(level, "%s\n", buf);
+}
+
+const char *const *collector__probe_log(const struct collector *c)
+{
+	static const char *const empty[] = { NULL };
+
+	return c->log ? (const char *const *)c->log : empty;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && dmt_verbosity >= 2)
+		return vfprintf(stderr, fmt, ap);
+	if (dmt_verbosity >= 3)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* ---- probes ------------------------------------------------------------- */
+
+static bool btf_has(const struct btf *btf, const char *name, int kind)
+{
+	return btf__find_by_name_kind(btf, name, kind) >= 0;
+}
+
+/*
+ * Load (and attach) a two-instruction tracing program on func: the only
+ * way to know whether this kernel lets us use fentry/fexit there (LSMs,
+ * lockdown and sandboxes refuse with EPERM, notrace functions with EBUSY
+ * or EINVAL).
+ */
+static int probe_tracing(const struct btf *btf, const char *func, bool fexit, char *why,
+			 size_t len)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o);
+	int id, fd, lfd, err;
+
+	id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	if (id < 0) {
+		snprintf(why, len, "function %s not in kernel BTF", func);
+		return -ENOENT;
+	}
+	o.expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY;
+	o.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, ARRAY_SIZE(insns), &o);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, len, "%s load refused: %s", fexit ? "fexit" : "fentry",
+			 strerror(-err));
+		return err;
+	}
+	lfd = bpf_raw_tracepoint_open(NULL, fd);
+	if (lfd < 0) {
+		err = -errno;
+		close(fd);
+		snprintf(why, len, "%s attach to %s failed: %s", fexit ? "fexit" : "fentry",
+			 func, strerror(-err));
+		return err;
+	}
+	close(lfd);
+	close(fd);
+	return 0;
+}
+
+static void probe_all(struct collector *c)
+{
+	char tp_name[128];
+	int fentry_err = 0;
+	char fentry_why[160] = "";
+
+	for (size_t i = 0; i < N_PROGS; i++) {
+		const struct prog_desc *d = &progs[i];
+		struct prog_state *s = &c->ps[i];
+		int err = 0;
+
+		s->why[0] = '\0';
+		switch (d->kind) {
+		case PK_TP_BTF:
+			snprintf(tp_name, sizeof(tp_name), "btf_trace_%s", d->target);
+			if (!btf_has(c->vmlinux, tp_name, BTF_KIND_TYPEDEF)) {
+				snprintf(s->why, sizeof(s->why), "tracepoint %s not in this kernel",
+					 d->target);
+				err = -ENOENT;
+			}
+			break;
+		case PK_RUN:
+			if (!c->have_devmem) {
+				snprintf(s->why, sizeof(s->why),
+					 "kernel has no devmem (CONFIG_NET_DEVMEM)");
+				err = -ENOENT;
+			}
+			break;
+		case PK_FENTRY:
+		case PK_FEXIT:
+			if (!c->have_devmem) {
+				snprintf(s->why, sizeof(s->why),
+					 "kernel has no devmem (CONFIG_NET_DEVMEM)");
+				err = -ENOENT;
+			} else if (fentry_err == -EPERM) {
+				/* refused once is refused everywhere: don't ask again */
+				snprintf(s->why, sizeof(s->why), "%s", fentry_why);
+				err = -EPERM;
+			} else {
+				err = probe_tracing(c->vmlinux, d->target, d->kind == PK_FEXIT,
+						    s->why, sizeof(s->why));
+				if (err == -EPERM) {
+					fentry_err = err;
+					snprintf(fentry_why, sizeof(fentry_why), "%s", s->why);
+				}
+			}
+			break;
+		}
+		s->wanted = !err;
+		coll_log(c, 1, "probe %-20s %-7s %-34s %s", d->name,
+		     d->kind == PK_TP_BTF ? "tp_btf" : d->kind == PK_FENTRY ? "fentry" :
+		     d->kind == PK_FEXIT ? "fexit" : "run",
+		     d->target, err ? s->why : "ok");
+	}
+}
+
+/* ---- kernel facts ------------------------------------------------------- */
+
+static void read_kallsyms(struct collector *c)
+{
+	char line[512], name[256], type;
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "dmabuf_devmem_ops"))
+			c->devmem_ops = addr;
+		else if (!strcmp(name, "io_uring_pp_zc_ops"))
+			c->io_uring_ops = addr;
+	}
+	fclose(f);
+	coll_log(c, 2, "kallsyms: dmabuf_devmem_ops=%#llx io_uring_pp_zc_ops=%#llx",
+	     (unsigned long long)c->devmem_ops, (unsigned long long)c->io_uring_ops);
+}
+
+/* Does __net_devmem_dmabuf_binding_free() take a work_struct? */
+static bool binding_free_takes_work(const struct btf *btf)
+{
+	const struct btf_type *t;
+	const struct btf_param *p;
+	int id = btf__find_by_name_kind(btf, "__net_devmem_dmabuf_binding_free",
+					BTF_KIND_FUNC);
+
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	t = btf__type_by_id(btf, t->type);	/* FUNC_PROTO */
+	if (!t || btf_vlen(t) < 1)
+		return false;
+	p = btf_params(t);
+	t = btf__type_by_id(btf, p[0].type);
+	while (t && (btf_is_ptr(t) || btf_is_const(t) || btf_is_volatile(t) ||
+		     btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t && btf_is_struct(t) &&
+	       !strcmp(btf__name_by_offset(btf, t->name_off), "work_struct");
+}
+
+/* ---- load / attach ------------------------------------------------------ */
+
+static int open_and_load(struct collector *c)
+{
+	int err;
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		c->skel = devmemtop__open();
+		if (!c->skel)
+			return -errno ? -errno : -ENOMEM;
+		c->skel->rodata->devmem_ops_addr = c->devmem_ops;
+		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
+		c->skel->rodata->use_devmem_tp = false;
+		for (size_t i = 0; i < N_PROGS; i++) {
+			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
+									 progs[i].name);
+			if (!c->ps[i].prog)
+				return -ENOENT;
+			bpf_program__set_autoload(c->ps[i].prog, c->ps[i].wanted);
+			if (progs[i].group == PG_DEVMEM_TP && c->ps[i].wanted)
+				c->skel->rodata->use_devmem_tp = true;
+		}
+		err = devmemtop__load(c->skel);
+		if (!err)
+			return 0;
+		devmemtop__destroy(c->skel);
+		c->skel = NULL;
+		/*
+		 * Something the probes accepted failed the verifier or a CO-RE
+		 * relocation. Drop the optional groups one at a time, saying so.
+		 */
+		enum prog_group drop = attempt == 0 ? PG_FENTRY : PG_DEVMEM_TP;
+		bool dropped = false;
+
+		for (size_t i = 0; i < N_PROGS; i++) {
+			if (progs[i].group != drop && !(attempt == 1 && progs[i].group == PG_WALK))
+				continue;
+			if (!c->ps[i].wanted)
+				continue;
+			c->ps[i].wanted = false;
+			snprintf(c->ps[i].why, sizeof(c->ps[i].why),
+				 "BPF load failed (%s); run with -vv for the verifier log",
+				 strerror(-err));
+			dropped = true;
+		}
+		coll_log(c, 1, "load failed (%s), retrying without %s programs", strerror(-err),
+		     drop == PG_FENTRY ? "fentry/fexit" : "devmem tracepoint and walk");
+		if (!dropped && attempt > 0)
+			break;
+	}
+	return err;
+}
+
+static void attach_all(struct collector *c)
+{
+	for (size_t i = 0; i < N_PROGS; i++) {
+		struct prog_state *s = &c->ps[i];
+
+		s->loaded = s->wanted;
+		if (!s->wanted || progs[i].kind == PK_RUN)
+			continue;
+		s->link = bpf_program__attach(s->prog);
+		if (!s->link) {
+			snprintf(s->why, sizeof(s->why), "attach %s failed: %s", progs[i].target,
+				 strerror(errno));
+			coll_log(c, 1, "attach %-20s failed: %s", progs[i].name, strerror(errno));
+			continue;
+		}
+		s->attached = true;
+	}
+}
+
+static const struct prog_state *ps_by_name(const struct collector *c, const char *name)
+{
+	for (size_t i = 0; i < N_PROGS; i++)
+		if (!strcmp(progs[i].name, name))
+			return &c->ps[i];
+	return NULL;
+}
+
+static bool attached(const struct collector *c, const char *name)
+{
+	const struct prog_state *s = ps_by_name(c, name);
+
+	return s && s->attached;
+}
+
+static const char *why_not(const struct collector *c, const char *name)
+{
+	const struct prog_state *s = ps_by_name(c, name);
+
+	return s && s->why[0] ? s->why : "not attached";
+}
+
+static void set_avail(struct dmt_availability *a, bool ok, const char *source, const char *why)
+{
+	a->available = ok;
+	snprintf(a->source, sizeof(a->source), "%s", source);
+	if (ok)
+		a->reason[0] = '\0';
+	else
+		snprintf(a->reason, sizeof(a->reason), "%s", why);
+}
+
+/* Which metrics the attached programs can give: one place, used everywhere. */
+static void fill_availability(const struct collector *c, struct dmt_availability *av)
+{
+	bool tp = c->mode == DMT_MODE_DEVMEM_TP;
+	bool walk = c->ps[4].loaded;
+	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
+
+	set_avail(&av[DMT_M_POOL_HOLDS], attached(c, "pp_hold"), "tp_btf/page_pool_state_hold",
+		  why_not(c, "pp_hold"));
+	set_avail(&av[DMT_M_POOL_RELEASES], attached(c, "pp_release"),
+		  "tp_btf/page_pool_state_release", why_not(c, "pp_release"));
+	set_avail(&av[DMT_M_POOL_INFLIGHT], attached(c, "pp_hold") && attached(c, "pp_release"),
+		  "hold - release counters", why_not(c, attached(c, "pp_hold") ? "pp_release" :
+						     "pp_hold"));
+	set_avail(&av[DMT_M_POOL_REFILL], attached(c, "pp_hold"),
+		  "pool->alloc.count at page_pool_state_hold", why_not(c, "pp_hold"));
+	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, "pp_destroy"), "tp_btf/page_pool_release",
+		  why_not(c, "pp_destroy"));
+	set_avail(&av[DMT_M_POOL_NID], attached(c, "pp_nid"), "tp_btf/page_pool_update_nid",
+		  why_not(c, "pp_nid"));
+
+	if (!c->have_devmem) {
+		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
+			set_avail(&av[m], false, "", nodev);
+	} else {
+		if (tp)
+			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
+		else
+			set_avail(&av[DMT_M_BIND_LIFECYCLE],
+				  attached(c, "bind_exit") && attached(c, "binding_free_entry"),
+				  "fexit/net_devmem_bind_dmabuf", why_not(c, "bind_exit"));
+		if (tp && attached(c, "dm_alloc"))
+			set_avail(&av[DMT_M_BIND_OCCUPANCY], true, "tp_btf/devmem_* free_niovs", "");
+		else
+			set_avail(&av[DMT_M_BIND_OCCUPANCY], walk, "bpf_loop walk of the binding",
+				  why_not(c, "walk_binding"));
+		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, "pp_hold") &&
+			  attached(c, "pp_release"), "sum of the binding's pools' inflight",
+			  why_not(c, "pp_release"));
+		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",
+			  "no hook: tokens are handed to user space inside tcp_recvmsg without a "
+			  "tracepoint or traceable function");
+		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
+			  attached(c, "mp_alloc_entry") && attached(c, "mp_alloc_exit"),
+			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
+			  why_not(c, "mp_alloc_exit"));
+		set_avail(&av[DMT_M_BIND_FREE_LATENCY],
+			  attached(c, "mp_release_entry") && attached(c, "mp_release_exit"),
+			  "fentry+fexit/mp_dmabuf_devmem_release_page",
+			  why_not(c, "mp_release_exit"));
+		if (tp && attached(c, "dm_alloc_fail"))
+			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], true, "tp_btf/devmem_alloc_fail", "");
+		else
+			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, "mp_alloc_exit"),
+				  "fexit/mp_dmabuf_devmem_alloc_netmems",
+				  why_not(c, "mp_alloc_exit"));
+		if (tp && attached(c, "dm_alloc"))
+			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true, "tp_btf/devmem_alloc", "");
+		else
+			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, "mp_alloc_exit"),
+				  "fexit/mp_dmabuf_devmem_alloc_netmems",
+				  why_not(c, "mp_alloc_exit"));
+		if (tp && attached(c, "dm_free"))
+			set_avail(&av[DMT_M_BIND_LEAKS], true, "tp_btf/devmem_binding_unbind/free",
+				  "");
+		else
+			set_avail(&av[DMT_M_BIND_LEAKS], attached(c, "unbind_entry") &&
+				  attached(c, "binding_free_entry"),
+				  "fentry/net_devmem_unbind_dmabuf + binding free",
+				  why_not(c, "binding_free_entry"));
+		if (tp && attached(c, "dm_dontneed"))
+			set_avail(&av[DMT_M_DONTNEED_TOKENS], true, "tp_btf/devmem_dontneed", "");
+		else
+			set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, "dontneed_exit"),
+				  "fexit/sock_devmem_dontneed", why_not(c, "dontneed_exit"));
+	}
+	set_avail(&av[DMT_M_NETLINK], c->nl != NULL, "netdev genl page-pool-get", c->nl_why);
+}
+
+static int check_environment(char *why, size_t len)
+{
+	struct stat st;
+	int err;
+
+	err = check_bpf_privileges(why, len);
+	if (err)
+		return err;
+	if (stat("/sys/kernel/btf/vmlinux", &st)) {
+		snprintf(why, len, "no kernel BTF (/sys/kernel/btf/vmlinux): the kernel needs "
+			 "CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+struct collector *collector__new(const struct collector_opts *opts)
+{
+	struct collector *c;
+	char why[256];
+	int err;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts)
+		c->opts = *opts;
+	c->stats_fd = -1;
+	libbpf_set_print(libbpf_quiet);
+
+	err = check_environment(why, sizeof(why));
+	if (err)
+		goto err_msg;
+	c->vmlinux = btf__load_vmlinux_btf();
+	if (!c->vmlinux) {
+		err = -errno;
+		snprintf(why, sizeof(why), "cannot parse kernel BTF: %s", strerror(-err));
+		goto err_msg;
+	}
+	if (!btf_has(c->vmlinux, "btf_trace_page_pool_state_hold", BTF_KIND_TYPEDEF)) {
+		err = -ENOENT;
+		snprintf(why, sizeof(why), "no page_pool tracepoints in this kernel "
+			 "(needs CONFIG_PAGE_POOL and tracepoint BTF)");
+		goto err_msg;
+	}
+	c->have_devmem = btf_has(c->vmlinux, "net_devmem_dmabuf_binding", BTF_KIND_STRUCT);
+	coll_log(c, 1, "kernel devmem support: %s", c->have_devmem ? "yes" : "no");
+	read_kallsyms(c);
+	probe_all(c);
+	if (c->opts.force_mode == DMT_MODE_TP_ONLY || c->opts.force_mode == DMT_MODE_FENTRY) {
+		for (size_t i = 0; i < N_PROGS; i++) {
+			bool drop = progs[i].group == PG_DEVMEM_TP ||
+				    (c->opts.force_mode == DMT_MODE_TP_ONLY &&
+				     progs[i].group == PG_FENTRY);
+
+			if (drop && c->ps[i].wanted) {
+				c->ps[i].wanted = false;
+				snprintf(c->ps[i].why, sizeof(c->ps[i].why), "disabled by --mode");
+			}
+		}
+	}
+
+	err = open_and_load(c);
+	if (err) {
+		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (locked down kernel or missing CAP_BPF/CAP_PERFMON?)" :
+			 "");
+		goto err_msg;
+	}
+	attach_all(c);
+	if (!attached(c, "pp_hold") || !attached(c, "pp_release")) {
+		err = -ENOENT;
+		snprintf(why, sizeof(why), "cannot attach the page_pool tracepoints: %s",
+			 why_not(c, attached(c, "pp_hold") ? "pp_release" : "pp_hold"));
+		goto err_msg;
+	}
+	if (attached(c, "dm_alloc") && attached(c, "dm_create"))
+		c->mode = DMT_MODE_DEVMEM_TP;
+	else if (attached(c, "mp_alloc_exit") || attached(c, "bind_exit"))
+		c->mode = DMT_MODE_FENTRY;
+	else
+		c->mode = DMT_MODE_TP_ONLY;
+	coll_log(c, 1, "attach mode: %s", dmt_mode_name(c->mode));
+
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), rb_event, c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		snprintf(why, sizeof(why), "cannot open the event ring buffer: %s",
+			 strerror(-err));
+		goto err_msg;
+	}
+	if (!c->opts.no_netlink) {
+		c->nl = netdev_nl__new();
+		if (!c->nl)
+			snprintf(c->nl_why, sizeof(c->nl_why), "netdev genl family: %s",
+				 strerror(errno));
+	} else {
+		snprintf(c->nl_why, sizeof(c->nl_why), "disabled by --no-netlink");
+	}
+	if (c->opts.enable_bpf_stats) {
+		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (c->stats_fd < 0)
+			coll_log(c, 1, "cannot enable BPF run-time stats: %s", strerror(errno));
+	}
+	return c;
+
+err_msg:
+	if (c->opts.log)
+		c->opts.log(0, "devmemtop: %s\n", why);
+	collector__free(c);
+	errno = -err;
+	return NULL;
+}
+
+enum dmt_attach_mode collector__mode(const struct collector *c)
+{
+	return c->mode;
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+static int rb_event(void *ctx, void *data, size_t len)
+{
+	struct collector *c = ctx;
+
+	if (len < sizeof(struct dmt_event) || !c->ev_cb)
+		return 0;
+	return c->ev_cb(c->ev_ctx, data);
+}
+
+int collector__poll_events(struct collector *c, int timeout_ms, collector_event_fn cb, void *ctx)
+{
+	int n;
+
+	c->ev_cb = cb;
+	c->ev_ctx = ctx;
+	n = ring_buffer__poll(c->rb, timeout_ms);
+	c->ev_cb = NULL;
+	c->ev_ctx = NULL;
+	return n < 0 && n != -EINTR ? n : (n < 0 ? 0 : n);
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *vals;
+	__u32 key = idx;
+
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &key, vals))
+		for (int i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct pool_prev *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const struct pool_prev *prev_find(const struct collector *c, uint64_t addr)
+{
+	struct pool_prev key = { .addr = addr };
+
+	if (!c->n_prev)
+		return NULL;
+	return bsearch(&key, c->prev, c->n_prev, sizeof(key), cmp_prev);
+}
+
+static enum dmt_pool_kind pool_kind(const struct collector *c, const struct dmt_pool *v)
+{
+	if (!v->mp_priv && !v->mp_ops)
+		return DMT_KIND_PAGES;
+	if (v->mp_ops && v->mp_ops == c->devmem_ops)
+		return DMT_KIND_DEVMEM;
+	if (v->mp_ops && v->mp_ops == c->io_uring_ops)
+		return DMT_KIND_IO_URING;
+	if (!v->mp_ops)
+		return DMT_KIND_DEVMEM;	/* before mp_ops, devmem was the only provider */
+	/* ops unknown (kallsyms hidden): niovs with a binding id mean devmem */
+	if (v->binding_id && (v->flags & DMT_POOL_SAW_NIOV))
+		return DMT_KIND_DEVMEM;
+	return DMT_KIND_OTHER;
+}
+
+static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct dmt_pool_snap *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr = v->addr;
+	p->id = v->id;
+	p->ifindex = v->ifindex;
+	memcpy(p->ifname, v->ifname, sizeof(p->ifname));
+	p->ifname[sizeof(p->ifname) - 1] = '\0';
+	p->netns = v->netns;
+	p->queue = v->attr_src == DMT_ATTR_NETDEV ? (int)v->queue : -1;
+	p->napi_id = v->napi_id;
+	p->kind = pool_kind(c, v);
+	p->binding_id = v->binding_id;
+	p->attr_src = v->attr_src;
+	p->nid = v->nid;
+	p->nid_changes = v->nid_changes;
+	p->holds = (uint32_t)(v->hold_cnt - v->hold_base);
+	p->releases = (uint32_t)(v->release_cnt - v->release_base);
+	if (v->flags & DMT_POOL_SAW_NIOV && !(v->flags & DMT_POOL_SAW_PAGE))
+		p->holds_niov = p->holds;
+	else
+		p->holds_page = p->holds;
+	p->inflight = (int32_t)(v->hold_cnt - v->release_cnt);
+	p->netlink_inflight = -1;
+	p->destroy_inflight = (v->flags & DMT_POOL_RELEASED) ? v->release_inflight : -1;
+	p->destroy_retries = v->release_calls;
+	if (v->flags & DMT_POOL_GONE) {
+		p->state = DMT_POOL_DESTROYED;
+		p->inflight = 0;
+	} else if (v->flags & DMT_POOL_RELEASED) {
+		p->state = DMT_POOL_ZOMBIE;
+		p->inflight = v->release_inflight;
+	}
+	memcpy(p->refill.slots, v->refill.slots, sizeof(p->refill.slots));
+	p->refill.count = v->refill.count;
+	p->refill.sum = v->refill.sum;
+}
+
+static int read_pools(struct collector *c, struct dmt_snapshot *s)
+{
+	int fd = bpf_map__fd(c->skel->maps.pools);
+	__u64 key, next, *gone = NULL;
+	size_t n_gone = 0, cap = 64;
+	struct dmt_pool v;
+	void *np;
+	int err = 0;
+
+	s->pools = calloc(cap, sizeof(*s->pools));
+	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
+	if (!s->pools || !gone) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;	/* deleted meanwhile */
+		if (s->n_pools == cap) {
+			np = realloc(s->pools, 2 * cap * sizeof(*s->pools));
+			if (!np) {
+				err = -ENOMEM;
+				goto out;
+			}
+			s->pools = np;
+			cap *= 2;
+		}
+		pool_from_map(c, &v, &s->pools[s->n_pools++]);
+		if ((v.flags & DMT_POOL_GONE) && n_gone < DMT_MAX_POOLS)
+			gone[n_gone++] = key;
+	}
+	/* a destroyed pool is reported in this snapshot, then forgotten */
+	for (size_t i = 0; i < n_gone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+out:
+	free(gone);
+	return err;
+}
+
+static void merge_netlink(struct collector *c, struct dmt_snapshot *s)
+{
+	struct nl_pool_info *nlp = NULL;
+	size_t n = 0;
+	int err;
+	void *np;
+
+	if (!c->nl)
+		return;
+	err = netdev_nl__pools(c->nl, &nlp, &n);
+	if (err) {
+		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct dmt_pool_snap *p = NULL;
+
+		for (size_t j = 0; j < s->n_pools; j++) {
+			if (s->pools[j].id == nlp[i].id && s->pools[j].state != DMT_POOL_DESTROYED) {
+				p = &s->pools[j];
+				break;
+			}
+		}
+		if (!p) {
+			/* listed but no event seen since we attached: show it anyway */
+			np = realloc(s->pools, (s->n_pools + 1) * sizeof(*s->pools));
+			if (!np)
+				break;
+			s->pools = np;
+			p = &s->pools[s->n_pools++];
+			memset(p, 0, sizeof(*p));
+			p->id = nlp[i].id;
+			p->queue = -1;
+			p->destroy_inflight = -1;
+			p->kind = nlp[i].dmabuf ? DMT_KIND_DEVMEM : DMT_KIND_PAGES;
+			p->binding_id = nlp[i].dmabuf;
+			p->inflight = nlp[i].inflight;
+			p->state = nlp[i].detach_time ? DMT_POOL_ZOMBIE : DMT_POOL_ALIVE;
+			p->attr_src = DMT_ATTR_NETLINK;
+		}
+		p->netlink_listed = true;
+		p->netlink_inflight = nlp[i].inflight;
+		if (nlp[i].napi_id)
+			p->napi_id = nlp[i].napi_id;
+		if (!p->binding_id)
+			p->binding_id = nlp[i].dmabuf;
+		if (p->attr_src == DMT_ATTR_NONE || p->attr_src == DMT_ATTR_NETLINK) {
+			p->ifindex = nlp[i].ifindex;
+			p->attr_src = DMT_ATTR_NETLINK;
+		}
+	}
+	free(nlp);
+}
+
+static void rates(struct collector *c, struct dmt_snapshot *s)
+{
+	struct pool_prev *next;
+
+	for (size_t i = 0; i < s->n_pools; i++) {
+		struct dmt_pool_snap *p = &s->pools[i];
+		const struct pool_prev *pp = p->addr ? prev_find(c, p->addr) : NULL;
+		double dt;
+
+		if (!pp || s->ts_ns <= pp->ts_ns)
+			continue;
+		dt = (s->ts_ns - pp->ts_ns) / 1e9;
+		p->hold_rate = (p->holds - pp->holds) / dt;
+		p->release_rate = (p->releases - pp->releases) / dt;
+	}
+	next = calloc(s->n_pools ? s->n_pools : 1, sizeof(*next));
+	if (!next)
+		return;
+	for (size_t i = 0; i < s->n_pools; i++) {
+		next[i].addr = s->pools[i].addr;
+		next[i].holds = s->pools[i].holds;
+		next[i].releases = s->pools[i].releases;
+		next[i].ts_ns = s->ts_ns;
+	}
+	qsort(next, s->n_pools, sizeof(*next), cmp_prev);
+	free(c->prev);
+	c->prev = next;
+	c->n_prev = s->n_pools;
+}
+
+static int walk_binding(struct collector *c, uint64_t addr, struct dmt_walk *w)
+{
+	__u64 args[1] = { addr };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
+	int err;
+
+	if (!c->ps[4].loaded)
+		return -ENOTSUP;
+	err = bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.walk_binding), &o);
+	if (err)
+		return -errno;
+	*w = c->skel->bss->walk_out;
+	return w->err ? -EIO : 0;
+}
+
+static struct dmt_binding_snap *binding_find(struct dmt_snapshot *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_bindings; i++)
+		if (s->bindings[i].id == id)
+			return &s->bindings[i];
+	return NULL;
+}
+
+static struct dmt_binding_snap *binding_add(struct dmt_snapshot *s, uint32_t id)
+{
+	struct dmt_binding_snap *b;
+	void *np = realloc(s->bindings, (s->n_bindings + 1) * sizeof(*s->bindings));
+
+	if (!np)
+		return NULL;
+	s->bindings = np;
+	b = &s->bindings[s->n_bindings++];
+	memset(b, 0, sizeof(*b));
+	b->id = id;
+	b->alive = true;
+	b->layout = "unknown";
+	b->total_niovs = b->free_niovs = b->in_pools = b->held_by_sockets = -1;
+	b->out_at_unbind = b->out_at_free = -1;
+	b->occupancy = -1;
+	return b;
+}
+
+static void copy_log2(struct hist_log2 *dst, const struct dmt_log2_hist *src)
+{
+	memcpy(dst->slots, src->slots, sizeof(dst->slots));
+	dst->count = src->count;
+	dst->sum = src->sum;
+}
+
+/* Addresses of the snapshot's bindings, index for index, for the walk. */
+struct addr_vec {
+	uint64_t *v;
+	size_t n;
+};
+
+static int addr_set(struct addr_vec *a, size_t i, uint64_t addr)
+{
+	if (i >= a->n) {
+		uint64_t *nv = realloc(a->v, (i + 16) * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		memset(nv + a->n, 0, (i + 16 - a->n) * sizeof(*nv));
+		a->v = nv;
+		a->n = i + 16;
+	}
+	if (addr)
+		a->v[i] = addr;
+	return 0;
+}
+
+static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct addr_vec *addrs)
+{
+	int fd = bpf_map__fd(c->skel->maps.bindings);
+	__u32 key, next, gone[DMT_MAX_BINDINGS];
+	struct dmt_binding v;
+	size_t n_gone = 0;
+
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		struct dmt_binding_snap *b;
+
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		b = binding_add(s, v.id);
+		if (!b || addr_set(addrs, s->n_bindings - 1, v.addr))
+			return -ENOMEM;
+		b->ifindex = v.ifindex;
+		b->dmabuf_size = v.dmabuf_size;
+		b->niov_size = v.niov_size;
+		b->unbound = v.flags & DMT_BIND_UNBOUND;
+		b->alive = !(v.flags & DMT_BIND_FREED);
+		if (v.flags & DMT_BIND_FREELIST)
+			b->layout = "freelist";
+		if (v.total_niovs)
+			b->total_niovs = v.total_niovs;
+		if (v.free_niovs_tp >= 0)
+			b->free_niovs = v.free_niovs_tp;
+		b->alloc_calls = v.alloc_calls;
+		b->alloc_niovs = v.alloc_niovs;
+		b->alloc_fail = v.alloc_fail;
+		b->free_niovs_count = v.free_niovs_cnt;
+		b->out_at_unbind = v.out_at_unbind;
+		b->out_at_free = v.out_at_free;
+		copy_log2(&b->alloc_lat_ns, &v.alloc_lat);
+		copy_log2(&b->alloc_lat_niov_ns, &v.alloc_lat_niov);
+		copy_log2(&b->free_lat_ns, &v.free_lat);
+		/* a freed binding is reported in this snapshot, then forgotten */
+		if (!b->alive && n_gone < DMT_MAX_BINDINGS)
+			gone[n_gone++] = key;
+	}
+	for (size_t i = 0; i < n_gone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	return 0;
+}
+
+static int read_bindings(struct collector *c, struct dmt_snapshot *s)
+{
+	int pool_fd = bpf_map__fd(c->skel->maps.pools);
+	struct addr_vec addrs = {};
+	int err;
+
+	if (!c->have_devmem)
+		return 0;
+	err = read_binding_map(c, s, &addrs);
+	if (err)
+		goto out;
+
+	/* pools give occupancy in pools, and bindings nobody saw created */
+	for (size_t i = 0; i < s->n_pools; i++) {
+		struct dmt_pool_snap *p = &s->pools[i];
+		struct dmt_binding_snap *b;
+		struct dmt_pool pv;
+		__u64 pk = p->addr;
+
+		if (p->kind != DMT_KIND_DEVMEM || !p->binding_id)
+			continue;
+		b = binding_find(s, p->binding_id);
+		if (!b) {
+			b = binding_add(s, p->binding_id);
+			if (!b) {
+				err = -ENOMEM;
+				goto out;
+			}
+			b->ifindex = p->ifindex;
+		}
+		if (!b->ifname[0] && b->ifindex == p->ifindex)
+			memcpy(b->ifname, p->ifname, sizeof(b->ifname));
+		if (p->state == DMT_POOL_DESTROYED)
+			continue;
+		b->pools++;
+		b->in_pools = (b->in_pools < 0 ? 0 : b->in_pools) + (p->inflight > 0 ? p->inflight : 0);
+		/* a live pool holds a reference on its binding: safe to walk */
+		if (pk && !bpf_map_lookup_elem(pool_fd, &pk, &pv)) {
+			err = addr_set(&addrs, b - s->bindings, pv.mp_priv);
+			if (err)
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		struct dmt_binding_snap *b = &s->bindings[i];
+		uint64_t addr = i < addrs.n ? addrs.v[i] : 0;
+		struct dmt_walk w = {};
+
+		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id) {
+			b->layout = w.layout == 2 ? "freelist" : "gen_pool";
+			/* tracepoint values are exact at the event; the walk is now */
+			if (b->free_niovs < 0 || c->mode != DMT_MODE_DEVMEM_TP) {
+				b->total_niovs = w.total_niovs;
+				b->free_niovs = w.free_niovs;
+			}
+			if (!b->dmabuf_size)
+				b->dmabuf_size = w.dmabuf_size;
+			if (!b->niov_size)
+				b->niov_size = w.niov_size;
+			if (!b->ifindex)
+				b->ifindex = w.ifindex;
+		}
+		if (b->in_pools < 0 && c->ps[0].attached)
+			b->in_pools = 0;
+		if (b->total_niovs > 0 && b->free_niovs >= 0)
+			b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
+	}
+out:
+	free(addrs.v);
+	return err;
+}
+
+static void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int on = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 0;
+		fclose(f);
+	}
+	s->bpf_stats_enabled = on || c->stats_fd >= 0;
+	s->progs = calloc(N_PROGS, sizeof(*s->progs));
+	if (!s->progs)
+		return;
+	for (size_t i = 0; i < N_PROGS; i++) {
+		struct dmt_prog_stat *ps = &s->progs[s->n_progs];
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!c->ps[i].loaded || progs[i].kind == PK_RUN)
+			continue;
+		snprintf(ps->name, sizeof(ps->name), "%s", progs[i].name);
+		ps->attached = c->ps[i].attached;
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(c->ps[i].prog), &info, &len)) {
+			ps->run_time_ns = info.run_time_ns;
+			ps->run_cnt = info.run_cnt;
+		}
+		s->n_progs++;
+	}
+}
+
+int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
+{
+	struct dmt_snapshot *s;
+	uint64_t t0 = now_mono_ns();
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	/* events nobody asked for are consumed here so the ring never fills */
+	if (!c->opts.events)
+		ring_buffer__consume(c->rb);
+	s->ts_ns = t0;
+	s->wall_ns = now_real_ns();
+	s->seq = ++c->seq;
+	s->interval_s = c->last_ts ? (t0 - c->last_ts) / 1e9 : 0;
+	s->mode = c->mode;
+	fill_availability(c, s->avail);
+
+	err = read_pools(c, s);
+	if (err)
+		goto err_free;
+	merge_netlink(c, s);
+	rates(c, s);
+	err = read_bindings(c, s);
+	if (err)
+		goto err_free;
+
+	s->dontneed_tokens = counter_sum(c, DMT_CNT_DONTNEED_TOKENS);
+	s->dontneed_calls = counter_sum(c, DMT_CNT_DONTNEED_CALLS);
+	s->provider_calls = counter_sum(c, DMT_CNT_PROVIDER_CALLS);
+	s->ringbuf_drops = counter_sum(c, DMT_CNT_RB_DROPS);
+	s->map_full = counter_sum(c, DMT_CNT_POOL_MAP_FULL) +
+		      counter_sum(c, DMT_CNT_BIND_MAP_FULL);
+	s->lat_missed = counter_sum(c, DMT_CNT_LAT_MISSED);
+	read_prog_stats(c, s);
+	c->last_ts = t0;
+	s->collect_ns = now_mono_ns() - t0;
+	*out = s;
+	return 0;
+
+err_free:
+	snapshot__free(s);
+	return err;
+}
+
+void snapshot__free(struct dmt_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->pools);
+	free(s->bindings);
+	free(s->progs);
+	free(s);
+}
+
+struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s)
+{
+	struct dmt_snapshot *d = malloc(sizeof(*d));
+
+	if (!d)
+		return NULL;
+	*d = *s;
+	d->pools = NULL;
+	d->bindings = NULL;
+	d->progs = NULL;
+	if (s->n_pools && !(d->pools = malloc(s->n_pools * sizeof(*s->pools))))
+		goto err;
+	if (s->n_bindings && !(d->bindings = malloc(s->n_bindings * sizeof(*s->bindings))))
+		goto err;
+	if (s->n_progs && !(d->progs = malloc(s->n_progs * sizeof(*s->progs))))
+		goto err;
+	if (s->n_pools)
+		memcpy(d->pools, s->pools, s->n_pools * sizeof(*s->pools));
+	if (s->n_bindings)
+		memcpy(d->bindings, s->bindings, s->n_bindings * sizeof(*s->bindings));
+	if (s->n_progs)
+		memcpy(d->progs, s->progs, s->n_progs * sizeof(*s->progs));
+	return d;
+err:
+	snapshot__free(d);
+	return NULL;
+}
+
+void collector__free(struct collector *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < N_PROGS; i++)
+		bpf_link__destroy(c->ps[i].link);
+	ring_buffer__free(c->rb);
+	devmemtop__destroy(c->skel);
+	btf__free(c->vmlinux);
+	netdev_nl__free(c->nl);
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
+	for (size_t i = 0; i < c->n_log; i++)
+		free(c->log[i]);
+	free(c->log);
+	free(c->prev);
+	free(c);
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include "json_out.h"
+#include "util.h"
+
+static void add_int_or_null(struct json_object *o, const char *k, int64_t v)
+{
+	json_object_object_add(o, k, v < 0 ? NULL : json_object_new_int64(v));
+}
+
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_str(struct json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, json_object_new_string(v ? v : ""));
+}
+
+/*
+ * {"count", "sum", "p50", "p90", "p99", "max", "buckets": [[le, count]...]}
+ * with only the non-empty buckets; le is the bucket's inclusive upper bound.
+ */
+struct json_object *json_log2_hist(const struct hist_log2 *h, double unit_scale)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *b = json_object_new_array();
+	static const struct {
+		const char *k;
+		double q;
+	} qs[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 } };
+	uint64_t v;
+
+	add_u64(o, "count", h->count);
+	json_object_object_add(o, "sum", json_object_new_double(h->sum * unit_scale));
+	for (size_t i = 0; i < ARRAY_SIZE(qs); i++)
+		json_object_object_add(o, qs[i].k, hist_log2_quantile(h, qs[i].q, &v) ? NULL :
+				       json_object_new_double(v * unit_scale));
+	json_object_object_add(o, "max", h->count ?
+			       json_object_new_double(hist_log2_max(h) * unit_scale) : NULL);
+	for (unsigned int i = 0; i < DMT_LOG2_SLOTS; i++) {
+		struct json_object *pair;
+
+		if (!h->slots[i])
+			continue;
+		pair = json_object_new_array();
+		json_object_array_add(pair, json_object_new_double(hist_log2_bound(i) * unit_scale));
+		json_object_array_add(pair, json_object_new_uint64(h->slots[i]));
+		json_object_array_add(b, pair);
+	}
+	json_object_object_add(o, "buckets", b);
+	return o;
+}
+
+/* Exact batch histogram: {"count","sum","mean","p50","p99","max","sizes":{"64":n}} */
+struct json_object *json_batch_hist(const struct hist_batch *h)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *sizes = json_object_new_object();
+	char key[16];
+	uint64_t v;
+
+	add_u64(o, "count", h->count);
+	add_u64(o, "sum", h->sum);
+	json_object_object_add(o, "mean", h->count ?
+			       json_object_new_double(hist_batch_mean(h)) : NULL);
+	json_object_object_add(o, "p50", hist_batch_quantile(h, 0.5, &v) ? NULL :
+			       json_object_new_uint64(v));
+	json_object_object_add(o, "p99", hist_batch_quantile(h, 0.99, &v) ? NULL :
+			       json_object_new_uint64(v));
+	json_object_object_add(o, "max", h->count ? json_object_new_uint64(hist_batch_max(h)) :
+			       NULL);
+	for (unsigned int i = 0; i <= DMT_BATCH_MAX; i++) {
+		if (!h->slots[i])
+			continue;
+		snprintf(key, sizeof(key), "%u", i);
+		add_u64(sizes, key, h->slots[i]);
+	}
+	json_object_object_add(o, "sizes", sizes);
+	return o;
+}
+
+static struct json_object *json_pool(const struct dmt_pool_snap *p)
+{
+	struct json_object *o = json_object_new_object();
+	char addr[32];
+
+	json_object_object_add(o, "id", json_object_new_uint64(p->id));
+	snprintf(addr, sizeof(addr), "%#llx", (unsigned long long)p->addr);
+	json_object_object_add(o, "addr", p->addr ? json_object_new_string(addr) : NULL);
+	json_object_object_add(o, "ifindex", p->ifindex ? json_object_new_int(p->ifindex) : NULL);
+	json_object_object_add(o, "ifname", p->ifname[0] ? json_object_new_string(p->ifname) :
+			       NULL);
+	json_object_object_add(o, "netns", p->netns ? json_object_new_uint64(p->netns) : NULL);
+	add_int_or_null(o, "queue", p->queue);
+	json_object_object_add(o, "napi_id", p->napi_id ? json_object_new_uint64(p->napi_id) :
+			       NULL);
+	add_str(o, "kind", dmt_kind_name(p->kind));
+	json_object_object_add(o, "binding_id", p->binding_id ?
+			       json_object_new_uint64(p->binding_id) : NULL);
+	add_str(o, "attribution", dmt_attr_src_name(p->attr_src));
+	json_object_object_add(o, "netlink_listed", json_object_new_boolean(p->netlink_listed));
+	add_str(o, "state", dmt_pool_state_name(p->state));
+	json_object_object_add(o, "nid", json_object_new_int(p->nid));
+	add_u64(o, "nid_changes", p->nid_changes);
+	add_u64(o, "holds", p->holds);
+	add_u64(o, "releases", p->releases);
+	add_u64(o, "holds_page", p->holds_page);
+	add_u64(o, "holds_niov", p->holds_niov);
+	json_object_object_add(o, "hold_rate", json_object_new_double(p->hold_rate));
+	json_object_object_add(o, "release_rate", json_object_new_double(p->release_rate));
+	json_object_object_add(o, "inflight", json_object_new_int64(p->inflight));
+	add_int_or_null(o, "netlink_inflight", p->netlink_inflight);
+	add_int_or_null(o, "destroy_inflight", p->destroy_inflight);
+	add_u64(o, "destroy_retries", p->destroy_retries);
+	json_object_object_add(o, "refill_batch", json_batch_hist(&p->refill));
+	return o;
+}
+
+static struct json_object *json_binding(const struct dmt_binding_snap *b)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_u64(o, "id", b->id);
+	json_object_object_add(o, "ifindex", b->ifindex ? json_object_new_int(b->ifindex) : NULL);
+	json_object_object_add(o, "ifname", b->ifname[0] ? json_object_new_string(b->ifname) :
+			       NULL);
+	json_object_object_add(o, "dmabuf_size", b->dmabuf_size ?
+			       json_object_new_uint64(b->dmabuf_size) : NULL);
+	json_object_object_add(o, "niov_size", b->niov_size ?
+			       json_object_new_uint64(b->niov_size) : NULL);
+	add_str(o, "layout", b->layout);
+	json_object_object_add(o, "alive", json_object_new_boolean(b->alive));
+	json_object_object_add(o, "unbound", json_object_new_boolean(b->unbound));
+	add_int_or_null(o, "total_niovs", b->total_niovs);
+	add_int_or_null(o, "free_niovs", b->free_niovs);
+	add_int_or_null(o, "in_pools", b->in_pools);
+	add_int_or_null(o, "held_by_sockets", b->held_by_sockets);
+	json_object_object_add(o, "occupancy", b->occupancy < 0 ? NULL :
+			       json_object_new_double(b->occupancy));
+	add_u64(o, "pools", b->pools);
+	add_u64(o, "alloc_calls", b->alloc_calls);
+	add_u64(o, "alloc_niovs", b->alloc_niovs);
+	add_u64(o, "alloc_failures", b->alloc_fail);
+	add_u64(o, "niov_frees", b->free_niovs_count);
+	add_int_or_null(o, "outstanding_at_unbind", b->out_at_unbind);
+	add_int_or_null(o, "leaked_at_free", b->out_at_free);
+	json_object_object_add(o, "alloc_latency_ns", json_log2_hist(&b->alloc_lat_ns, 1));
+	json_object_object_add(o, "alloc_latency_per_niov_ns",
+			       json_log2_hist(&b->alloc_lat_niov_ns, 1));
+	json_object_object_add(o, "free_latency_ns", json_log2_hist(&b->free_lat_ns, 1));
+	return o;
+}
+
+struct json_object *json_snapshot(const struct dmt_snapshot *s)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *av = json_object_new_object();
+	struct json_object *unav = json_object_new_array();
+	struct json_object *pools = json_object_new_array();
+	struct json_object *binds = json_object_new_array();
+	struct json_object *health = json_object_new_object();
+	struct json_object *progs = json_object_new_array();
+
+	if (!o)
+		return NULL;
+	add_str(o, "schema", DMT_JSON_SCHEMA);
+	json_object_object_add(o, "version", json_object_new_int(DMT_JSON_VERSION));
+	add_u64(o, "seq", s->seq);
+	add_u64(o, "ts_ns", s->ts_ns);
+	add_u64(o, "wall_ns", s->wall_ns);
+	json_object_object_add(o, "interval_s", json_object_new_double(s->interval_s));
+	add_str(o, "mode", dmt_mode_name(s->mode));
+	for (int m = 0; m < DMT_M__COUNT; m++) {
+		struct json_object *a = json_object_new_object();
+
+		json_object_object_add(a, "available", json_object_new_boolean(s->avail[m].available));
+		add_str(a, "source", s->avail[m].source);
+		json_object_object_add(a, "reason", s->avail[m].available ? NULL :
+				       json_object_new_string(s->avail[m].reason));
+		json_object_object_add(av, dmt_metric_name(m), a);
+		if (!s->avail[m].available) {
+			char line[256];
+
+			snprintf(line, sizeof(line), "%s: unavailable: %s", dmt_metric_name(m),
+				 s->avail[m].reason);
+			json_object_array_add(unav, json_object_new_string(line));
+		}
+	}
+	json_object_object_add(o, "metrics", av);
+	json_object_object_add(o, "unavailable", unav);
+	for (size_t i = 0; i < s->n_pools; i++)
+		json_object_array_add(pools, json_pool(&s->pools[i]));
+	json_object_object_add(o, "pools", pools);
+	for (size_t i = 0; i < s->n_bindings; i++)
+		json_object_array_add(binds, json_binding(&s->bindings[i]));
+	json_object_object_add(o, "bindings", binds);
+	json_object_object_add(o, "dontneed_tokens", s->avail[DMT_M_DONTNEED_TOKENS].available ?
+			       json_object_new_uint64(s->dontneed_tokens) : NULL);
+	json_object_object_add(o, "provider_calls",
+			       s->avail[DMT_M_BIND_PROVIDER_CALLS].available ?
+			       json_object_new_uint64(s->provider_calls) : NULL);
+	add_u64(health, "ringbuf_drops", s->ringbuf_drops);
+	add_u64(health, "map_full", s->map_full);
+	add_u64(health, "latency_unmatched", s->lat_missed);
+	add_u64(health, "collect_ns", s->collect_ns);
+	json_object_object_add(health, "bpf_stats_enabled",
+			       json_object_new_boolean(s->bpf_stats_enabled));
+	for (size_t i = 0; i < s->n_progs; i++) {
+		struct json_object *p = json_object_new_object();
+
+		add_str(p, "name", s->progs[i].name);
+		json_object_object_add(p, "attached", json_object_new_boolean(s->progs[i].attached));
+		add_u64(p, "run_cnt", s->progs[i].run_cnt);
+		add_u64(p, "run_time_ns", s->progs[i].run_time_ns);
+		json_object_array_add(progs, p);
+	}
+	json_object_object_add(health, "programs", progs);
+	json_object_object_add(o, "health", health);
+	return o;
+}

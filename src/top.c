@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmemtop [top]: the live view (ncurses), plus -b plain text per interval
+ * (like top -b) and --json (one object per interval, json_out.h schema).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <locale.h>
+#include <ncurses.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "collector.h"
+#include "commands.h"
+#include "json_out.h"
+#include "top.h"
+#include "util.h"
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static const char *const sort_names[] = {
+	[TOP_SORT_HOLDS] = "holds", [TOP_SORT_INFLIGHT] = "inflight", [TOP_SORT_ID] = "id",
+	[TOP_SORT_BATCH] = "batch", [TOP_SORT_IFACE] = "iface",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: devmemtop [top] [OPTIONS]\n"
+"Live view of page pools and devmem TCP dmabuf bindings.\n\n"
+"  -i, --interval DUR   refresh interval (default 1s; e.g. 500ms, 2s)\n"
+"  -n, --count N        exit after N intervals\n"
+"  -b, --batch          plain text per interval, no terminal UI\n"
+"  -j, --json           one JSON object per interval (schema devmemtop.snapshot/1)\n"
+"  -I, --iface NAME     only pools and bindings of this interface (name or ifindex)\n"
+"  -B, --binding ID     only this dmabuf binding and its pools\n"
+"  -s, --sort KEY       holds (default), inflight, id, batch, iface\n"
+"  -m, --mode MODE      auto (default), fentry, tp: cap the attach mode\n"
+"      --no-netlink     do not query the netdev netlink family\n"
+"      --bpf-stats      enable kernel BPF run-time stats while running\n"
+"  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
+"  -h, --help           this help\n\n"
+"Keys in the live view: q quit, s next sort key, 1-5 sort by holds/inflight/id/\n"
+"batch/iface, p pause, h or ? help.\n");
+}
+
+int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "iface", required_argument, NULL, 'I' },
+		{ "binding", required_argument, NULL, 'B' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "no-netlink", no_argument, NULL, 'N' },
+		{ "bpf-stats", no_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_ns = 1000000000ULL;
+	o->force_mode = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:n:bjI:B:s:m:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (parse_duration_ns(optarg, &o->interval_ns) ||
+			    o->interval_ns < 100000000ULL || o->interval_ns > 3600000000000ULL) {
+				snprintf(err, errlen, "bad interval '%s': use 100ms..1h, e.g. 500ms or 2s",
+					 optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'n':
+			if (parse_uint(optarg, 1000000000, &v) || !v) {
+				snprintf(err, errlen, "bad count '%s': a positive integer", optarg);
+				return -EINVAL;
+			}
+			o->count = v;
+			break;
+		case 'b':
+			o->batch = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'I':
+			if (!*optarg || strlen(optarg) >= DMT_IFNAMSIZ) {
+				snprintf(err, errlen, "bad interface name '%s'", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->iface, sizeof(o->iface), "%s", optarg);
+			break;
+		case 'B':
+			if (parse_uint(optarg, UINT32_MAX, &v) || !v) {
+				snprintf(err, errlen, "bad binding id '%s': a positive integer", optarg);
+				return -EINVAL;
+			}
+			o->binding = v;
+			break;
+		case 's':
+			o->sort = -1;
+			for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++)
+				if (!strcmp(optarg, sort_names[i]))
+					o->sort = i;
+			if ((int)o->sort < 0) {
+				snprintf(err, errlen, "bad sort key '%s': holds, inflight, id, batch or iface",
+					 optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto"))
+				o->force_mode = -1;
+			else if (!strcmp(optarg, "fentry"))
+				o->force_mode = DMT_MODE_FENTRY;
+			else if (!strcmp(optarg, "tp"))
+				o->force_mode = DMT_MODE_TP_ONLY;
+			else {
+				snprintf(err, errlen, "bad mode '%s': auto, fentry or tp", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'N':
+			o->no_netlink = true;
+			break;
+		case 'S':
+			o->bpf_stats = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->batch && o->json) {
+		snprintf(err, errlen, "--batch and --json exclude each other");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool top_pool_match(const struct top_opts *o, const struct dmt_pool_snap *p)
+{
+	char idx[16];
+
+	if (o->binding && p->binding_id != o->binding)
+		return false;
+	if (!o->iface[0])
+		return true;
+	snprintf(idx, sizeof(idx), "%d", p->ifindex);
+	return !strcmp(o->iface, p->ifname) || (p->ifindex && !strcmp(o->iface, idx));
+}
+
+bool top_binding_match(const struct top_opts *o, const struct dmt_binding_snap *b)
+{
+	char idx[16];
+
+	if (o->binding && b->id != o->binding)
+		return false;
+	if (!o->iface[0])
+		return true;
+	snprintf(idx, sizeof(idx), "%d", b->ifindex);
+	return !strcmp(o->iface, b->ifname) || (b->ifindex && !strcmp(o->iface, idx));
+}
+
+static enum top_sort g_sort;
+
+static uint64_t batch_p50(const struct dmt_pool_snap *p)
+{
+	uint64_t v = 0;
+
+	hist_batch_quantile(&p->refill, 0.5, &v);
+	return v;
+}
+
+static int cmp_pool(const void *a, const void *b)
+{
+	const struct dmt_pool_snap *x = *(const struct dmt_pool_snap *const *)a;
+	const struct dmt_pool_snap *y = *(const struct dmt_pool_snap *const *)b;
+	int r = 0;
+
+	switch (g_sort) {
+	case TOP_SORT_HOLDS:
+		r = (y->hold_rate > x->hold_rate) - (y->hold_rate < x->hold_rate);
+		break;
+	case TOP_SORT_INFLIGHT:
+		r = (y->inflight > x->inflight) - (y->inflight < x->inflight);
+		break;
+	case TOP_SORT_BATCH:
+		r = (batch_p50(y) > batch_p50(x)) - (batch_p50(y) < batch_p50(x));
+		break;
+	case TOP_SORT_IFACE:
+		r = strcmp(x->ifname, y->ifname);
+		break;
+	case TOP_SORT_ID:
+		break;
+	}
+	return r ? r : (x->id > y->id) - (x->id < y->id);
+}
+
+/* Pools matching the filters, sorted; returns the count. */
+static size_t select_pools(const struct top_opts *o, const struct dmt_snapshot *s,
+			   const struct dmt_pool_snap **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_pools; i++)
+		if (top_pool_match(o, &s->pools[i]))
+			out[n++] = &s->pools[i];
+	g_sort = o->sort;
+	qsort(out, n, sizeof(*out), cmp_pool);
+	return n;
+}
+
+static void fmt_ns(char *buf, size_t len, const struct hist_log2 *h, double q, bool avail)
+{
+	uint64_t v;
+
+	if (!avail) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	if (hist_log2_quantile(h, q, &v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (v < 10000)
+		snprintf(buf, len, "%lluns", (unsigned long long)v);
+	else if (v < 10000000)
+		snprintf(buf, len, "%.1fus", v / 1e3);
+	else
+		snprintf(buf, len, "%.1fms", v / 1e6);
+}
+
+static void fmt_count(char *buf, size_t len, int64_t v)
+{
+	if (v < 0)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%lld", (long long)v);
+}
+
+static void fmt_bytes(char *buf, size_t len, uint64_t v)
+{
+	if (!v)
+		snprintf(buf, len, "-");
+	else if (v >= (1ULL << 30) && !(v % (1ULL << 30)))
+		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
+	else if (v >= (1ULL << 20))
+		snprintf(buf, len, "%.0fM", v / 1048576.0);
+	else
+		snprintf(buf, len, "%.0fK", v / 1024.0);
+}
+
+/*
+ * The view's lines, shared by the terminal UI and -b: each line is
+ * rendered once into text and then either printed or drawn.
+ */
+struct lines {
+	char **v;
+	size_t n;
+	int header_lines;	/* lines before the tables */
+};
+
+static void lines_add(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void lines_add(struct lines *l, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	char **nv;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+	if (!nv)
+		return;
+	l->v = nv;
+	l->v[l->n] = strdup(buf);
+	if (l->v[l->n])
+		l->n++;
+}
+
+static void lines_free(struct lines *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* "a, b (reason); c (reason)": unavailable metrics grouped by reason. */
+void top_unavailable_summary(const struct dmt_snapshot *s, char *buf, size_t len)
+{
+	bool done[DMT_M__COUNT] = {};
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < DMT_M__COUNT && off < len; m++) {
+		if (s->avail[m].available || done[m])
+			continue;
+		off += snprintf(buf + off, len - off, "%s%s", off ? "; " : "", dmt_metric_name(m));
+		for (int k = m + 1; k < DMT_M__COUNT && off < len; k++) {
+			if (s->avail[k].available || done[k] ||
+			    strcmp(s->avail[k].reason, s->avail[m].reason))
+				continue;
+			done[k] = true;
+			off += snprintf(buf + off, len - off, ", %s", dmt_metric_name(k));
+		}
+		if (off < len)
+			off += snprintf(buf + off, len - off, " (%s)", s->avail[m].reason);
+	}
+}
+
+static double binding_alloc_rate(const struct dmt_binding_snap *b, const struct dmt_snapshot *prev,
+				 double dt)
+{
+	if (!prev || dt <= 0)
+		return 0;
+	for (size_t i = 0; i < prev->n_bindings; i++)
+		if (prev->bindings[i].id == b->id && b->alloc_niovs >= prev->bindings[i].alloc_niovs)
+			return (b->alloc_niovs - prev->bindings[i].alloc_niovs) / dt;
+	return 0;
+}
+
+static void render(const struct top_opts *o, const struct dmt_snapshot *s,
+		   const struct dmt_snapshot *prev, struct lines *l, bool paused, size_t *matched)
+{
+	const struct dmt_pool_snap **sel = calloc(s->n_pools + 1, sizeof(*sel));
+	double hold_rate = 0, rel_rate = 0;
+	size_t n_sel, alive = 0, zombie = 0, nb = 0;
+	int64_t inflight = 0;
+	char ts[32], unav[1024];
+	time_t now = s->wall_ns / 1000000000ULL;
+	struct tm tm;
+
+	if (!sel)
+		return;
+	n_sel = select_pools(o, s, sel);
+	for (size_t i = 0; i < n_sel; i++) {
+		hold_rate += sel[i]->hold_rate;
+		rel_rate += sel[i]->release_rate;
+		inflight += sel[i]->inflight > 0 ? sel[i]->inflight : 0;
+		alive += sel[i]->state == DMT_POOL_ALIVE;
+		zombie += sel[i]->state == DMT_POOL_ZOMBIE;
+	}
+	for (size_t i = 0; i < s->n_bindings; i++)
+		nb += top_binding_match(o, &s->bindings[i]);
+	*matched += n_sel + nb;
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
+
+	lines_add(l, "devmemtop %s - %s  mode: %s  interval %.1fs  sort: %s%s", DEVMEMTOP_VERSION,
+		  ts, dmt_mode_name(s->mode), o->interval_ns / 1e9, sort_names[o->sort],
+		  paused ? "  [paused]" : "");
+	lines_add(l, "Pools: %zu (%zu alive, %zu zombie)  Bindings: %zu  holds/s %.0f  "
+		  "releases/s %.0f  inflight %lld  drops %llu",
+		  n_sel, alive, zombie, nb, hold_rate, rel_rate, (long long)inflight,
+		  (unsigned long long)s->ringbuf_drops);
+	top_unavailable_summary(s, unav, sizeof(unav));
+	if (unav[0])
+		lines_add(l, "Unavailable: %s", unav);
+	if (o->iface[0] || o->binding) {
+		char bid[24] = "";
+
+		if (o->binding)
+			snprintf(bid, sizeof(bid), " binding=%u", o->binding);
+		lines_add(l, "Filter:%s%s%s", o->iface[0] ? " iface=" : "", o->iface, bid);
+	}
+	lines_add(l, "%s", "");
+	l->header_lines = l->n;
+
+	lines_add(l, "%-5s %-10s %6s %5s %8s %8s %8s %8s %6s %9s %6s %8s %8s %8s %6s",
+		  "BIND", "IFACE", "SIZE", "NIOV", "TOTAL", "FREE", "INPOOLS", "SOCKETS", "OCC%",
+		  "ALLOC/s", "FAILS", "ALAT.p50", "ALAT.p99", "FLAT.p99", "LEAK");
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		const struct dmt_binding_snap *b = &s->bindings[i];
+		char size[24], niov[24], tot[24], fr[24], inp[24], sock[24], occ[24];
+		char a50[24], a99[24], f99[24], leak[24], fails[24];
+		bool lat = s->avail[DMT_M_BIND_ALLOC_LATENCY].available;
+
+		if (!top_binding_match(o, b))
+			continue;
+		fmt_bytes(size, sizeof(size), b->dmabuf_size);
+		fmt_bytes(niov, sizeof(niov), b->niov_size);
+		fmt_count(tot, sizeof(tot), b->total_niovs);
+		fmt_count(fr, sizeof(fr), b->free_niovs);
+		fmt_count(inp, sizeof(inp), b->in_pools);
+		fmt_count(sock, sizeof(sock), b->held_by_sockets);
+		if (b->occupancy >= 0)
+			snprintf(occ, sizeof(occ), "%.1f", b->occupancy * 100);
+		else
+			snprintf(occ, sizeof(occ), "n/a");
+		fmt_ns(a50, sizeof(a50), &b->alloc_lat_ns, 0.5, lat);
+		fmt_ns(a99, sizeof(a99), &b->alloc_lat_ns, 0.99, lat);
+		fmt_ns(f99, sizeof(f99), &b->free_lat_ns, 0.99,
+		       s->avail[DMT_M_BIND_FREE_LATENCY].available);
+		if (s->avail[DMT_M_BIND_ALLOC_FAIL].available)
+			snprintf(fails, sizeof(fails), "%llu", (unsigned long long)b->alloc_fail);
+		else
+			snprintf(fails, sizeof(fails), "n/a");
+		fmt_count(leak, sizeof(leak), b->out_at_free >= 0 ? b->out_at_free : b->out_at_unbind);
+		lines_add(l, "%-5u %-10.10s %6s %5s %8s %8s %8s %8s %6s %9.0f %6s %8s %8s %8s %6s%s",
+			  b->id, b->ifname[0] ? b->ifname : "?", size, niov, tot, fr, inp, sock, occ,
+			  binding_alloc_rate(b, prev, s->interval_s), fails, a50, a99, f99, leak,
+			  b->alive ? (b->unbound ? " unbound" : "") : " freed");
+	}
+	lines_add(l, "%s", "");
+	lines_add(l, "%-6s %-12s %-10s %3s %6s %-6s %5s %-9s %9s %9s %9s %6s %6s %-10s",
+		  "POOL", "IFACE", "NETNS", "Q", "NAPI", "KIND", "BIND", "STATE", "HOLD/s", "REL/s",
+		  "INFLIGHT", "B.p50", "B.max", "SOURCE");
+	for (size_t i = 0; i < n_sel; i++) {
+		const struct dmt_pool_snap *p = sel[i];
+		char q[8], napi[16], bind[16], ns[16], b50[16], bmax[16];
+		uint64_t v;
+
+		snprintf(q, sizeof(q), p->queue >= 0 ? "%d" : "-", p->queue);
+		snprintf(napi, sizeof(napi), p->napi_id ? "%u" : "-", p->napi_id);
+		snprintf(bind, sizeof(bind), p->binding_id ? "%u" : "-", p->binding_id);
+		snprintf(ns, sizeof(ns), p->netns ? "%u" : "-", p->netns);
+		if (!hist_batch_quantile(&p->refill, 0.5, &v))
+			snprintf(b50, sizeof(b50), "%llu", (unsigned long long)v);
+		else
+			snprintf(b50, sizeof(b50), "-");
+		if (p->refill.count)
+			snprintf(bmax, sizeof(bmax), "%llu",
+				 (unsigned long long)hist_batch_max(&p->refill));
+		else
+			snprintf(bmax, sizeof(bmax), "-");
+		lines_add(l, "%-6u %-12.12s %-10s %3s %6s %-6s %5s %-9s %9.0f %9.0f %9lld %6s %6s %-10s",
+			  p->id, p->ifname[0] ? p->ifname : (p->ifindex ? "?" : "-"), ns, q, napi,
+			  dmt_kind_name(p->kind), bind, dmt_pool_state_name(p->state), p->hold_rate,
+			  p->release_rate, (long long)p->inflight, b50, bmax,
+			  dmt_attr_src_name(p->attr_src));
+	}
+	free(sel);
+}
+
+static void print_json(const struct dmt_snapshot *s)
+{
+	struct json_object *o = json_snapshot(s);
+
+	if (!o)
+		return;
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	json_object_put(o);
+}
+
+/* Sleep until deadline or a signal; in the UI, handle keys meanwhile. */
+static int wait_batch(uint64_t deadline)
+{
+	while (!exiting) {
+		uint64_t now = now_mono_ns();
+		int ms;
+
+		if (now >= deadline)
+			return 0;
+		ms = (deadline - now) / 1000000 + 1;
+		poll(NULL, 0, ms > 200 ? 200 : ms);
+	}
+	return 0;
+}
+
+static void draw(const struct lines *l, bool help)
+{
+	int rows, cols;
+
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	for (size_t i = 0; i < l->n && (int)i < rows - 1; i++) {
+		if ((int)i < l->header_lines - 1)
+			attron(A_BOLD);
+		if (i >= (size_t)l->header_lines && (strncmp(l->v[i], "BIND ", 5) == 0 ||
+						     strncmp(l->v[i], "POOL ", 5) == 0))
+			attron(A_REVERSE);
+		mvaddnstr(i, 0, l->v[i], cols);
+		attroff(A_BOLD | A_REVERSE);
+	}
+	if (help) {
+		static const char *const h[] = {
+			"devmemtop keys",
+			"  q        quit",
+			"  s        next sort key",
+			"  1..5     sort by holds, inflight, id, batch, iface",
+			"  p        pause / resume refresh",
+			"  h or ?   toggle this help",
+		};
+		for (size_t i = 0; i < ARRAY_SIZE(h); i++)
+			mvaddnstr(3 + i, 4, h[i], cols - 4);
+	}
+	mvaddnstr(rows - 1, 0, "q quit  s sort  1-5 sort key  p pause  h help", cols);
+	refresh();
+}
+
+static void log_to_stderr(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct collector_opts copts = {};
+	struct dmt_snapshot *s = NULL, *prev = NULL;
+	struct collector *c = NULL;
+	struct top_opts o;
+	bool ui, help = false, paused = false;
+	size_t matched = 0;
+	uint64_t n = 0;
+	char err[256], unav[1024];
+	int ret = 1, e;
+
+	if (top_parse_args(argc, argv, &o, err, sizeof(err))) {
+		fprintf(stderr, "devmemtop: %s\n", err);
+		return 2;
+	}
+	if (o.help) {
+		usage(stdout);
+		return 0;
+	}
+	ui = !o.batch && !o.json;
+	if (ui && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
+		fprintf(stderr, "devmemtop: not a terminal: use -b (text) or --json\n");
+		return 2;
+	}
+	dmt_verbosity = o.verbose;
+	copts.log = log_to_stderr;
+	copts.verbosity = o.verbose;
+	copts.force_mode = o.force_mode;
+	copts.no_netlink = o.no_netlink;
+	copts.enable_bpf_stats = o.bpf_stats;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+
+	c = collector__new(&copts);
+	if (!c)
+		return 1;	/* collector__new printed the one-line reason */
+	/* say once what cannot be measured here, and why */
+	e = collector__snapshot(c, &prev);
+	if (e) {
+		fprintf(stderr, "devmemtop: snapshot failed: %s\n", strerror(-e));
+		goto cleanup;
+	}
+	top_unavailable_summary(prev, unav, sizeof(unav));
+	if (unav[0] && !o.json)
+		fprintf(stderr, "devmemtop: %s mode; unavailable: %s\n", dmt_mode_name(prev->mode),
+			unav);
+	if (ui) {
+		setlocale(LC_ALL, "");
+		initscr();
+		cbreak();
+		noecho();
+		keypad(stdscr, TRUE);
+		curs_set(0);
+		timeout(100);
+	}
+	while (!exiting) {
+		uint64_t deadline = now_mono_ns() + o.interval_ns;
+		struct lines l = {};
+
+		while (ui && !exiting) {
+			int ch = getch();
+
+			if (ch == 'q' || ch == 'Q') {
+				exiting = 1;
+				break;
+			}
+			if (ch == 's')
+				o.sort = (o.sort + 1) % ARRAY_SIZE(sort_names);
+			else if (ch >= '1' && ch <= '5')
+				o.sort = ch - '1';
+			else if (ch == 'h' || ch == '?')
+				help = !help;
+			else if (ch == 'p')
+				paused = !paused;
+			if (ch != ERR && prev) {
+				render(&o, prev, NULL, &l, paused, &matched);
+				draw(&l, help);
+				lines_free(&l);
+			}
+			if (now_mono_ns() >= deadline && !paused)
+				break;
+		}
+		if (!ui)
+			wait_batch(deadline);
+		if (exiting)
+			break;
+		e = collector__snapshot(c, &s);
+		if (e) {
+			if (ui)
+				endwin();
+			ui = false;
+			fprintf(stderr, "devmemtop: snapshot failed: %s\n", strerror(-e));
+			goto cleanup;
+		}
+		if (o.json) {
+			print_json(s);
+			for (size_t i = 0; i < s->n_pools; i++)
+				matched += top_pool_match(&o, &s->pools[i]);
+			for (size_t i = 0; i < s->n_bindings; i++)
+				matched += top_binding_match(&o, &s->bindings[i]);
+		} else {
+			render(&o, s, prev, &l, paused, &matched);
+			if (ui) {
+				draw(&l, help);
+			} else {
+				for (size_t i = 0; i < l.n; i++)
+					puts(l.v[i]);
+				putchar('\n');
+				fflush(stdout);
+			}
+			lines_free(&l);
+		}
+		snapshot__free(prev);
+		prev = s;
+		s = NULL;
+		if (o.count && ++n >= o.count)
+			break;
+	}
+	ret = 0;
+	if ((o.iface[0] || o.binding) && !matched) {
+		if (ui) {
+			endwin();
+			ui = false;
+		}
+		fprintf(stderr, "devmemtop: no page pool or binding matched the filter%s%s (binding %u)\n",
+			o.iface[0] ? " --iface " : "", o.iface, o.binding);
+		ret = 1;
+	}
+cleanup:
+	if (ui)
+		endwin();
+	snapshot__free(s);
+	snapshot__free(prev);
+	collector__free(c);
+	return ret;
+}
