@@ -46,7 +46,7 @@ LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all clean install uninstall check test unit-tests integration-tests vmtest \
+.PHONY: all clean install uninstall check test unit-tests integration-tests vmtest test-assets \
 	bench fuzz deps
 
 all: $(OUTPUT)/devmemtop
@@ -74,10 +74,17 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
 
+# BPF objects used by the tests only (no skeleton).
+$(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+test-assets: $(OUTPUT)/xdp_pass.bpf.o
+
 unit-tests: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 
-integration-tests: all
+integration-tests: all test-assets
 	$(Q)tests/run-integration.sh
 
 vmtest: all

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for tests/integration/*.sh (source it; bash).
+#
+# A test exits 0 on pass, 1 on failure, 77 on skip, after printing
+# "SKIP: reason". The host test bed is a veth pair across two network
+# namespaces made for this test only, XDP_PASS on the receiver (so veth
+# runs its page_pool) and a TCP stream between 10.213.0.1 and 10.213.0.2,
+# addresses that exist only inside those namespaces.
+
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DMT=${DMT:-$TOP/build/devmemtop}
+XDP_OBJ=${XDP_OBJ:-$TOP/build/xdp_pass.bpf.o}
+TB_ID=$$
+NS_TX=dmt-tx-$TB_ID
+NS_RX=dmt-rx-$TB_ID
+IF_TX=dmtx$TB_ID
+IF_RX=dmrx$TB_ID
+ADDR_TX=10.213.0.1
+ADDR_RX=10.213.0.2
+PORT=5201
+TMPD=$(mktemp -d /tmp/dmt-test.XXXXXX)
+_TB_UP=0
+_TB_PIDS=()
+
+log() { printf '  %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*"; exit 1; }
+skip() { printf 'SKIP: %s\n' "$*"; exit 77; }
+pass() { printf 'PASS: %s\n' "$*"; exit 0; }
+
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root (BPF, network namespaces)"; }
+need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/install-deps.sh)"; }
+need_dmt() { [ -x "$DMT" ] || fail "$DMT not built (make)"; }
+
+cleanup() {
+	local p
+	for p in "${_TB_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	testbed_down
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+
+testbed_up() {
+	need_root
+	[ -f "$XDP_OBJ" ] || fail "$XDP_OBJ not built (make test-assets)"
+	ip netns add "$NS_TX" || fail "ip netns add"
+	ip netns add "$NS_RX" || fail "ip netns add"
+	_TB_UP=1
+	ip link add "$IF_TX" netns "$NS_TX" type veth peer name "$IF_RX" netns "$NS_RX" ||
+		fail "veth create"
+	ip -n "$NS_TX" addr add $ADDR_TX/24 dev "$IF_TX"
+	ip -n "$NS_RX" addr add $ADDR_RX/24 dev "$IF_RX"
+	ip -n "$NS_TX" link set lo up
+	ip -n "$NS_RX" link set lo up
+	ip -n "$NS_TX" link set "$IF_TX" up
+	ip -n "$NS_RX" link set "$IF_RX" up
+	ip -n "$NS_RX" link set dev "$IF_RX" xdp obj "$XDP_OBJ" sec xdp ||
+		fail "attach XDP_PASS to $IF_RX"
+}
+
+# testbed_traffic SECONDS: stream in the background; testbed_wait collects it.
+testbed_traffic() {
+	ip netns exec "$NS_RX" python3 "$TOP/tests/integration/tcp_stream.py" server $ADDR_RX $PORT \
+		>"$TMPD/rx.bytes" 2>"$TMPD/rx.err" &
+	_TB_PIDS+=($!)
+	_TB_SRV=$!
+	ip netns exec "$NS_TX" python3 "$TOP/tests/integration/tcp_stream.py" client $ADDR_RX $PORT "$1" \
+		>"$TMPD/tx.bytes" 2>"$TMPD/tx.err" &
+	_TB_PIDS+=($!)
+	_TB_CLI=$!
+}
+
+testbed_wait() {
+	wait "$_TB_CLI" || fail "traffic client failed: $(cat "$TMPD/tx.err")"
+	wait "$_TB_SRV" || fail "traffic server failed: $(cat "$TMPD/rx.err")"
+	[ -s "$TMPD/rx.bytes" ] || fail "traffic server received nothing"
+}
+
+# Remove the namespaces: the veth goes, and with it its page_pool.
+testbed_down() {
+	[ "$_TB_UP" = 1 ] || return 0
+	ip netns del "$NS_TX" 2>/dev/null
+	ip netns del "$NS_RX" 2>/dev/null
+	_TB_UP=0
+}
+
+# Our BPF program and link ids, for before/after comparisons.
+bpf_ids() {
+	{ bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/prog \1/p'
+	  bpftool link show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/link \1/p'; } | sort
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""TCP stream for the veth test bed: 'server ADDR PORT' or 'client ADDR PORT SECONDS'.
+
+The server prints the bytes it received as one line; the client stops after
+SECONDS (bounded: never more than 120 s) and prints the bytes it sent.
+"""
+import socket
+import sys
+import time
+
+
+def server(addr, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(1)
+    s.settimeout(60)
+    c, _ = s.accept()
+    c.settimeout(30)
+    n = 0
+    while True:
+        b = c.recv(1 << 20)
+        if not b:
+            break
+        n += len(b)
+    print(n, flush=True)
+
+
+def client(addr, port, secs):
+    secs = min(float(secs), 120.0)
+    for _ in range(50):
+        try:
+            s = socket.create_connection((addr, port), timeout=5)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit("tcp_stream: cannot connect to %s:%d" % (addr, port))
+    buf = b"\x5a" * (1 << 20)
+    end = time.monotonic() + secs
+    n = 0
+    while time.monotonic() < end:
+        s.sendall(buf)
+        n += len(buf)
+    s.close()
+    print(n, flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "server":
+        server(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "client":
+        client(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    else:
+        sys.exit("usage: tcp_stream.py server ADDR PORT | client ADDR PORT SECONDS")
