@@ -489,13 +489,13 @@ static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 						    b->out_at_free);
 	if (fam(w, s, F_BIND_ALLOC_LAT))
 		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_ns, 1e-9);
+			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_ns, 1e9);
 	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT))
 		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns, 1e-9);
+			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns, 1e9);
 	if (fam(w, s, F_BIND_RELEASE_LAT))
 		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->free_lat_ns, 1e-9);
+			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->free_lat_ns, 1e9);
 #undef FOR_BINDINGS
 }
 
@@ -551,7 +551,7 @@ static void render_self(struct promfmt *w, const struct expo_input *in)
 
 				if (s->progs[i].attached)
 					promfmt__sample(w, NULL, &l, 1, NULL, NULL,
-							(double)s->progs[i].run_time_ns * 1e-9);
+							(double)s->progs[i].run_time_ns / 1e9);
 			}
 		if (fam(w, s, F_PROG_RUNS))
 			for (size_t i = 0; i < s->n_progs; i++) {
@@ -569,13 +569,13 @@ static void render_self(struct promfmt *w, const struct expo_input *in)
 	if (fam(w, s, F_LAT_UNMATCHED))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->lat_missed);
 	if (fam(w, s, F_COLLECT_DURATION))
-		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->collect_ns * 1e-9);
+		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->collect_ns / 1e9);
 	if (fam(w, s, F_COLLECTIONS))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->collections);
 	if (fam(w, s, F_COLLECT_ERRORS))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->collection_errors);
 	if (fam(w, s, F_LAST_COLLECT) && s->wall_ns)
-		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->wall_ns * 1e-9);
+		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->wall_ns / 1e9);
 	if (fam(w, s, F_INTERVAL))
 		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, in->interval_s);
 	if (fam(w, s, F_SCRAPES))

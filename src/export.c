@@ -310,7 +310,7 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 	err = expo__render(w, &in);
 	pub_put(p);
 	if (!err)
-		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) * 1e-9);
+		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) / 1e9);
 	text = err ? NULL : promfmt__take(w, &len);
 	promfmt__free(w);
 	if (!text) {
@@ -329,7 +329,7 @@ static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection 
 
 	if (!p)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
-	age = (double)(now_mono_ns() - p->published_ns) * 1e-9;
+	age = (double)(now_mono_ns() - p->published_ns) / 1e9;
 	pub_put(p);
 	n = asprintf(&body, "%s: last snapshot %.3f s ago (limit %.3f s)\n",
 		     age <= limit ? "ok" : "stale", age, limit);
@@ -410,7 +410,7 @@ static void usage(FILE *f)
 		"      --max-connections N  concurrent HTTP connections (default 64)\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
-		"      --once               print one scrape to stdout and exit\n"
+		"      --once               watch for one interval, print one scrape, exit\n"
 		"      --list-metrics       print every metric the exporter can emit and exit\n"
 		"  -v, --verbose            more logging (twice: HTTP errors too)\n"
 		"  -h, --help               this help\n",
@@ -440,7 +440,7 @@ static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, do
 		return -ENOMEM;
 	err = expo__render(w, &in);
 	if (!err)
-		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) * 1e-9);
+		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) / 1e9);
 	if (!err) {
 		text = promfmt__text(w, &len);
 		if (fwrite(text, 1, len, stdout) != len || fflush(stdout))
@@ -535,7 +535,7 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "devmemtop export: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	eo.interval_s = (double)interval_ns * 1e-9;
+	eo.interval_s = (double)interval_ns / 1e9;
 	co.verbosity = dmt_verbosity;
 	co.log = dmt_verbosity ? dmt_log : NULL;
 
@@ -565,6 +565,15 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "devmemtop export: cannot start the collector: %s\n",
 			strerror(errno));
 		goto cleanup;
+	}
+	if (once) {
+		/* pools show up with their first events: watch for one interval */
+		struct timespec ts = { .tv_sec = interval_ns / 1000000000ULL,
+				       .tv_nsec = interval_ns % 1000000000ULL };
+		int sig = sigtimedwait(&sigs, NULL, &ts);
+
+		if (sig == SIGINT || sig == SIGTERM)
+			goto cleanup;
 	}
 	err = collector__snapshot(col, &snap);
 	if (err) {

@@ -251,7 +251,7 @@ void promfmt__sample_i64(struct promfmt *w, const char *suffix, const struct pro
 }
 
 void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t n,
-			const struct hist_log2 *h, double scale)
+			const struct hist_log2 *h, double div)
 {
 	char le[64];
 	uint64_t cum = 0;
@@ -259,7 +259,7 @@ void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t 
 	/* the last slot also takes everything above its bound: only +Inf is exact */
 	for (unsigned int k = 0; k + 1 < DMT_LOG2_SLOTS; k++) {
 		cum += h->slots[k];
-		prom_format_double(le, sizeof(le), (double)hist_log2_bound(k) * scale);
+		prom_format_double(le, sizeof(le), (double)hist_log2_bound(k) / div);
 		promfmt__sample_u64(w, "_bucket", lbl, n, "le", le, cum);
 	}
 	cum += h->slots[DMT_LOG2_SLOTS - 1];
@@ -269,7 +269,7 @@ void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t 
 	 * together): take the larger of the two.
 	 */
 	promfmt__sample_u64(w, "_bucket", lbl, n, "le", "+Inf", h->count > cum ? h->count : cum);
-	promfmt__sample(w, "_sum", lbl, n, NULL, NULL, (double)h->sum * scale);
+	promfmt__sample(w, "_sum", lbl, n, NULL, NULL, (double)h->sum / div);
 	promfmt__sample_u64(w, "_count", lbl, n, NULL, NULL, h->count > cum ? h->count : cum);
 }
 

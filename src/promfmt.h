@@ -47,11 +47,11 @@ void promfmt__sample_i64(struct promfmt *w, const char *suffix, const struct pro
 
 /*
  * Histograms as cumulative le buckets, +Inf, _sum and _count.
- * log2: le = 2^k * scale for k = 0 .. nslots-1 (scale 1e-9 turns ns into
- * seconds); _sum is sum * scale. batch: le = 1, 2, 4 .. DMT_BATCH_MAX.
+ * log2: le = 2^k / div for k = 0 .. nslots-2, the last (clamped) slot only
+ * in +Inf (div 1e9 turns ns into seconds); _sum is sum / div. batch: le = 1, 2, 4 .. DMT_BATCH_MAX.
  */
 void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t n,
-			const struct hist_log2 *h, double scale);
+			const struct hist_log2 *h, double div);
 void promfmt__hist_batch(struct promfmt *w, const struct prom_label *lbl, size_t n,
 			 const struct hist_batch *h);
 

@@ -82,7 +82,7 @@ static void test_format_double(void **state)
 	assert_string_equal(buf, "-Inf");
 	/* every latency bound reads back to exactly the double we computed */
 	for (unsigned int k = 0; k < 64; k++) {
-		double v = (double)(1ULL << k) * 1e-9;
+		double v = (double)(1ULL << k) / 1e9;
 
 		prom_format_double(buf, sizeof(buf), v);
 		assert_true(strtod(buf, NULL) == v);
@@ -184,7 +184,7 @@ static void test_hist_log2_seconds(void **state)
 	hist_log2_add(&h, 1025, 1);	/* le=2.048e-06 */
 	hist_log2_add(&h, 1ULL << 45, 1); /* beyond the last slot: only in +Inf */
 	promfmt__family(w, "lat_seconds", "histogram", "Latency.");
-	promfmt__hist_log2(w, NULL, 0, &h, 1e-9);
+	promfmt__hist_log2(w, NULL, 0, &h, 1e9);
 	t = promfmt__text(w, NULL);
 
 	assert_int_equal(value_u(t, "lat_seconds_bucket{le=\"1e-09\"}"), 2);
@@ -197,7 +197,7 @@ static void test_hist_log2_seconds(void **state)
 	for (unsigned int k = 0; k + 1 < DMT_LOG2_SLOTS; k++) {
 		unsigned long long v;
 
-		prom_format_double(le, sizeof(le), (double)(1ULL << k) * 1e-9);
+		prom_format_double(le, sizeof(le), (double)(1ULL << k) / 1e9);
 		snprintf(name, sizeof(name), "lat_seconds_bucket{le=\"%s\"}", le);
 		v = value_u(t, name);
 		assert_true(v >= prev);
@@ -207,12 +207,12 @@ static void test_hist_log2_seconds(void **state)
 	}
 	assert_int_equal(buckets, DMT_LOG2_SLOTS - 1);
 	/* the clamped last slot has no finite le: it would not be exact */
-	prom_format_double(le, sizeof(le), (double)(1ULL << (DMT_LOG2_SLOTS - 1)) * 1e-9);
+	prom_format_double(le, sizeof(le), (double)(1ULL << (DMT_LOG2_SLOTS - 1)) / 1e9);
 	snprintf(name, sizeof(name), "lat_seconds_bucket{le=\"%s\"}", le);
 	assert_null(strstr(t, name));
 	assert_int_equal(prev, 8);
 	assert_int_equal(find_value(t, "lat_seconds_sum", sum, sizeof(sum)), 0);
-	assert_true(fabs(strtod(sum, NULL) - (double)(2 + 4000 + 1024 + 1025 + (1ULL << 45)) * 1e-9) < 1e-9);
+	assert_true(fabs(strtod(sum, NULL) - (double)(2 + 4000 + 1024 + 1025 + (1ULL << 45)) / 1e9) < 1e-9);
 	promfmt__free(w);
 }
 

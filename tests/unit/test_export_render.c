@@ -204,7 +204,7 @@ static void test_binding_series(void **state)
 	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"6.5536e-05\"} 49");
 	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"0.000131072\"} 50");
 	assert_line(t, "devmemtop_binding_alloc_latency_seconds_count{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 50");
-	prom_format_double(le, sizeof(le), (49 * 700 + 70000) * 1e-9);
+	prom_format_double(le, sizeof(le), (49 * 700 + 70000) / 1e9);
 	{
 		char line[256];
 
