@@ -592,6 +592,22 @@ int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
 	return 0;
 }
 
+void gate_report__mark_unavailable(struct gate_report *rep, const struct dmt_availability *avail)
+{
+	for (size_t i = 0; i < rep->n_results; i++) {
+		struct gate_result *r = &rep->results[i];
+		const struct gm_def *d = gm_def(r->chk->metric);
+
+		if (d->avail < 0 || avail[d->avail].available)
+			continue;
+		r->status = r->chk->optional ? GATE_SKIP : GATE_ERROR;
+		r->has_data = false;
+		snprintf(r->note, sizeof(r->note), "unavailable: %s",
+			 avail[d->avail].reason[0] ? avail[d->avail].reason : "no reason given");
+	}
+	gate_report__count(rep);
+}
+
 void gate_report__fini(struct gate_report *rep)
 {
 	free(rep->results);

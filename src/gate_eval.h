@@ -61,7 +61,7 @@ struct gate_report {
 	char source[256];		/* "live" or "recording FILE" */
 	char kernel[128];
 	char mode[32];
-	char error[256];		/* run-level error (e.g. damaged recording) */
+	char error[768];		/* run-level error (e.g. damaged recording) */
 };
 
 struct gate_eval;
@@ -75,6 +75,11 @@ int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s);
  */
 int gate_eval__check_avail(const struct gate_spec *spec, const struct dmt_availability *avail,
 			   char *msg, size_t len);
+/*
+ * Optional checks on unavailable metrics become SKIP (with the reason);
+ * non-optional ones ERROR. Call after gate_eval__finish().
+ */
+void gate_report__mark_unavailable(struct gate_report *rep, const struct dmt_availability *avail);
 /* rep->results is allocated; free with gate_report__fini(). */
 int gate_eval__finish(struct gate_eval *e, struct gate_report *rep);
 void gate_eval__free(struct gate_eval *e);

@@ -14,6 +14,9 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "top",	cmd_top,	"live view of page pools and devmem bindings (default)" },
 	{ "export",	cmd_export,	"serve metrics for Prometheus on /metrics" },
+	{ "gate",	cmd_gate,	"check a spec's thresholds (CI gate: exit 0/1/2)" },
+	{ "record",	cmd_record,	"record snapshots and events to a file" },
+	{ "report",	cmd_report,	"print a recording's tables and histograms" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmemtop gate: evaluate a spec's thresholds over a live run (for a
+ * duration or while a command runs) or over a recording; exit 0 all pass,
+ * 1 some failed, 2 error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include "commands.h"
+#include "gate_eval.h"
+#include "gate_spec.h"
+#include "record.h"
+#include "runner.h"
+#include "util.h"
+
+#define EXIT_GATE_ERROR	2
+
+static void gate_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: devmemtop gate --spec FILE [OPTIONS] (--duration D | --from REC | -- COMMAND...)\n"
+		"\n"
+		"Collect while COMMAND runs (or for D, or from a recording) and check the\n"
+		"spec's thresholds. Exit 0 when all pass, 1 when any fails, 2 on error.\n"
+		"\n"
+		"  -s, --spec FILE           thresholds (YAML, see docs/gate.md)\n"
+		"  -d, --duration D          collect for D (e.g. 30s); with a command: at most D\n"
+		"  -i, --interval D          snapshot interval (default: the spec's, else 1s)\n"
+		"  -f, --from FILE           gate a recording made by 'devmemtop record'\n"
+		"      --junit FILE          write JUnit XML (one testcase per threshold)\n"
+		"      --json FILE           write the result as JSON (usable as a baseline)\n"
+		"      --baseline FILE       a previous --json result to compare with\n"
+		"      --max-regression P    allowed regression vs the baseline (default 10%%)\n"
+		"      --check               only parse the spec, then exit 0 or 2\n"
+		"  -v, --verbose             more logging (repeat for more)\n"
+		"  -h, --help                this text\n");
+}
+
+struct gate_args {
+	const char *spec;
+	const char *from;
+	const char *junit;
+	const char *json;
+	const char *baseline;
+	double max_regression;
+	uint64_t duration_ns;
+	uint64_t interval_ns;
+	bool check_only;
+	char **cmd;
+};
+
+static int parse_pct(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*end && strcmp(end, "%")) || v < 0 || v > 1e6)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_gate_args(int argc, char **argv, struct gate_args *a)
+{
+	static const struct option opts[] = {
+		{ "spec", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "junit", required_argument, NULL, 'J' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "max-regression", required_argument, NULL, 'm' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int o;
+
+	a->max_regression = 10;
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+s:d:i:f:vh", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': a->spec = optarg; break;
+		case 'f': a->from = optarg; break;
+		case 'J': a->junit = optarg; break;
+		case 'j': a->json = optarg; break;
+		case 'b': a->baseline = optarg; break;
+		case 'c': a->check_only = true; break;
+		case 'v': dmt_verbosity++; break;
+		case 'h': gate_usage(stdout); return 1;
+		case 'd':
+			if (parse_duration_ns(optarg, &a->duration_ns) || !a->duration_ns) {
+				fprintf(stderr, "devmemtop gate: bad --duration '%s' (e.g. 30s, 500ms)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'i':
+			if (parse_duration_ns(optarg, &a->interval_ns) ||
+			    a->interval_ns < 10000000ULL) {
+				fprintf(stderr, "devmemtop gate: bad --interval '%s' (at least 10ms)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'm':
+			if (parse_pct(optarg, &a->max_regression)) {
+				fprintf(stderr, "devmemtop gate: bad --max-regression '%s' (e.g. 10%%)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		default:
+			if (optopt)
+				fprintf(stderr, "devmemtop gate: option -%c %s\n", optopt,
+					strchr("sdif", optopt) ? "needs an argument" : "is unknown");
+			else
+				fprintf(stderr, "devmemtop gate: unknown or incomplete option '%s'\n",
+					argv[optind - 1]);
+			fprintf(stderr, "try 'devmemtop gate --help'\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		a->cmd = argv + optind;
+	if (!a->spec) {
+		fprintf(stderr, "devmemtop gate: --spec FILE is required\n");
+		return -EINVAL;
+	}
+	if (a->check_only)
+		return 0;
+	if (a->from && (a->cmd || a->duration_ns || a->interval_ns)) {
+		fprintf(stderr, "devmemtop gate: --from gates a recording; it takes no command, "
+			"--duration or --interval\n");
+		return -EINVAL;
+	}
+	if (!a->from && !a->cmd && !a->duration_ns) {
+		fprintf(stderr, "devmemtop gate: give --duration D, a command after --, or "
+			"--from RECORDING\n");
+		return -EINVAL;
+	}
+	if (a->max_regression != 10 && !a->baseline) {
+		fprintf(stderr, "devmemtop gate: --max-regression needs --baseline\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int eval_snapshot(void *ctx, const struct dmt_snapshot *s)
+{
+	return gate_eval__add(ctx, s);
+}
+
+/* Live run: 0, or -errno with rep->error set / message printed. */
+static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
+		     struct gate_eval *ev, struct gate_report *rep,
+		     struct dmt_availability *avail)
+{
+	struct collector_opts copts = { .log = dmt_log, .verbosity = dmt_verbosity,
+					.force_mode = -1 };
+	struct run_opts ro = { .on_snapshot = eval_snapshot, .ctx = ev };
+	struct dmt_snapshot *first = NULL;
+	struct run_result res;
+	struct collector *c;
+	char why[512];
+	int err;
+
+	if (check_bpf_privileges(why, sizeof(why))) {
+		fprintf(stderr, "devmemtop gate: %s\n", why);
+		return -EPERM;
+	}
+	c = collector__new(&copts);
+	if (!c) {
+		err = -errno;
+		fprintf(stderr, "devmemtop gate: cannot start the collector: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = collector__snapshot(c, &first);
+	if (err) {
+		fprintf(stderr, "devmemtop gate: first snapshot failed: %s\n", strerror(-err));
+		goto free_c;
+	}
+	memcpy(avail, first->avail, sizeof(first->avail));
+	snprintf(rep->mode, sizeof(rep->mode), "%s", dmt_mode_name(collector__mode(c)));
+	err = gate_eval__check_avail(spec, first->avail, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "devmemtop gate: %s\n", why);
+		snapshot__free(first);
+		goto free_c;
+	}
+	ro.interval_ns = a->interval_ns ? a->interval_ns :
+			 spec->interval_ns ? spec->interval_ns : 1000000000ULL;
+	ro.duration_ns = a->duration_ns;
+	ro.cmd = a->cmd;
+	err = run__collect(c, first, &ro, &res);
+	if (err) {
+		snprintf(rep->error, sizeof(rep->error), "%s", res.err);
+		/* a command that never started measured nothing: no table */
+		if (a->cmd && res.n_snapshots <= 1) {
+			fprintf(stderr, "devmemtop gate: %s\n", res.err);
+			goto free_c;
+		}
+		err = 0;
+	} else if (res.end == RUN_END_SIGNAL) {
+		snprintf(rep->error, sizeof(rep->error), "interrupted by a signal before the end");
+	} else if (a->cmd && res.cmd_status != -1 &&
+		   !(WIFEXITED(res.cmd_status) && WEXITSTATUS(res.cmd_status) == 0) &&
+		   res.end == RUN_END_COMMAND) {
+		char st[96];
+
+		run__describe_status(res.cmd_status, st, sizeof(st));
+		snprintf(rep->error, sizeof(rep->error), "the command %s", st);
+	}
+	err = 0;
+free_c:
+	collector__free(c);
+	return err;
+}
+
+/* Recording: 0, or -errno when nothing usable was read. */
+static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
+		     struct gate_eval *ev, struct gate_report *rep,
+		     struct dmt_availability *avail)
+{
+	const struct rec_meta *m;
+	struct rec_reader *r;
+	struct rec_item it;
+	char why[512];
+	int err, ret;
+
+	r = rec_reader__open(a->from);
+	if (!r) {
+		fprintf(stderr, "devmemtop gate: cannot open %s: %s\n", a->from, strerror(errno));
+		return -errno;
+	}
+	m = rec_reader__meta(r);
+	if (!m) {
+		fprintf(stderr, "devmemtop gate: %s\n", rec_reader__error(r));
+		err = -EBADMSG;
+		goto free_r;
+	}
+	memcpy(avail, m->avail, sizeof(m->avail));
+	snprintf(rep->kernel, sizeof(rep->kernel), "%s", m->kernel);
+	snprintf(rep->mode, sizeof(rep->mode), "%s", dmt_mode_name(m->mode));
+	err = gate_eval__check_avail(spec, m->avail, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "devmemtop gate: %s (recorded on kernel %s)\n", why, m->kernel);
+		goto free_r;
+	}
+	while ((ret = rec_reader__next(r, &it)) > 0) {
+		if (it.type != REC_SNAPSHOT)
+			continue;
+		err = gate_eval__add(ev, it.snap);
+		rec_snapshot_free(it.snap);
+		if (err) {
+			fprintf(stderr, "devmemtop gate: %s\n", strerror(-err));
+			goto free_r;
+		}
+	}
+	if (ret < 0)
+		snprintf(rep->error, sizeof(rep->error), "%s", rec_reader__error(r));
+	err = 0;
+free_r:
+	rec_reader__free(r);
+	return err;
+}
+
+int cmd_gate(int argc, char **argv)
+{
+	struct dmt_availability avail[DMT_M__COUNT] = {};
+	struct gate_report rep = {};
+	struct gate_spec *spec;
+	struct gate_eval *ev = NULL;
+	struct gate_args a = {};
+	struct utsname u;
+	char err[512];
+	int ret, werr;
+
+	ret = parse_gate_args(argc, argv, &a);
+	if (ret)
+		return ret > 0 ? 0 : EXIT_GATE_ERROR;
+	spec = gate_spec__parse_file(a.spec, err, sizeof(err));
+	if (!spec) {
+		fprintf(stderr, "devmemtop gate: %s\n", err);
+		return EXIT_GATE_ERROR;
+	}
+	if (a.check_only) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < spec->n_checks; i++)
+			n += spec->checks[i].n_thresholds;
+		printf("%s: %zu thresholds on %zu metrics: OK\n", a.spec, n, spec->n_checks);
+		ret = 0;
+		goto free_spec;
+	}
+	ev = gate_eval__new(spec);
+	if (!ev) {
+		fprintf(stderr, "devmemtop gate: out of memory\n");
+		ret = EXIT_GATE_ERROR;
+		goto free_spec;
+	}
+	if (a.from) {
+		ret = gate_from(&a, spec, ev, &rep, avail);
+	} else {
+		ret = gate_live(&a, spec, ev, &rep, avail);
+		if (!uname(&u))
+			snprintf(rep.kernel, sizeof(rep.kernel), "%s", u.release);
+	}
+	if (ret) {
+		ret = EXIT_GATE_ERROR;
+		goto free_eval;
+	}
+	{
+		/* keep what gate_live/gate_from recorded about the run */
+		struct gate_report run = rep;
+
+		if (gate_eval__finish(ev, &rep)) {
+			fprintf(stderr, "devmemtop gate: out of memory\n");
+			ret = EXIT_GATE_ERROR;
+			goto free_eval;
+		}
+		memcpy(rep.kernel, run.kernel, sizeof(rep.kernel));
+		memcpy(rep.mode, run.mode, sizeof(rep.mode));
+		memcpy(rep.error, run.error, sizeof(rep.error));
+	}
+	if (a.from)
+		snprintf(rep.source, sizeof(rep.source), "recording %s", a.from);
+	else
+		snprintf(rep.source, sizeof(rep.source), "live");
+	gate_report__mark_unavailable(&rep, avail);
+	if (a.baseline &&
+	    gate_report__apply_baseline(&rep, a.baseline, a.max_regression, err, sizeof(err)))
+		snprintf(rep.error, sizeof(rep.error), "%s", err);
+	gate_report__print(&rep, stdout);
+	fflush(stdout);
+	ret = gate_report__exit_code(&rep);
+	if (a.junit && (werr = gate_report__write_junit(&rep, a.junit))) {
+		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.junit, strerror(-werr));
+		ret = EXIT_GATE_ERROR;
+	}
+	if (a.json && (werr = gate_report__write_json(&rep, a.json))) {
+		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.json, strerror(-werr));
+		ret = EXIT_GATE_ERROR;
+	}
+	if (rep.error[0])
+		fprintf(stderr, "devmemtop gate: %s\n", rep.error);
+	gate_report__fini(&rep);
+free_eval:
+	gate_eval__free(ev);
+free_spec:
+	gate_spec__free(spec);
+	return ret;
+}

@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmemtop record: write a recording (record.h) of snapshots and events.
+ * devmemtop report: print a recording's header, events, per-pool and
+ * per-binding tables and histograms offline.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include "commands.h"
+#include "gate_spec.h"
+#include "record.h"
+#include "runner.h"
+#include "util.h"
+
+#define EXIT_REC_ERROR	2
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: devmemtop record -o FILE [-i INTERVAL] (--duration D | -- COMMAND...)\n"
+		"\n"
+		"Record snapshots every INTERVAL and every ring-buffer event into FILE, for D,\n"
+		"while COMMAND runs, or until SIGINT/SIGTERM (which end the recording cleanly).\n"
+		"Read it back with 'devmemtop report FILE' or 'devmemtop gate --from FILE'.\n"
+		"\n"
+		"  -o, --output FILE      the recording to write (replaced if it exists)\n"
+		"  -i, --interval D       snapshot interval (default 1s)\n"
+		"  -d, --duration D       stop after D; with a command: at most D\n"
+		"  -v, --verbose          more logging\n"
+		"  -h, --help             this text\n");
+}
+
+struct rec_ctx {
+	struct rec_writer *w;
+	uint64_t events;
+	uint64_t snaps;
+	int err;
+};
+
+static int rec_snapshot(void *ctx, const struct dmt_snapshot *s)
+{
+	struct rec_ctx *x = ctx;
+	int err = rec_writer__snapshot(x->w, s);
+
+	if (err)
+		x->err = err;
+	else
+		x->snaps++;
+	return err;
+}
+
+static int rec_event(void *ctx, const struct dmt_event *ev)
+{
+	struct rec_ctx *x = ctx;
+	int err = rec_writer__event(x->w, ev);
+
+	if (err)
+		x->err = err;
+	else
+		x->events++;
+	return err;
+}
+
+static void join_cmd(char *buf, size_t len, char **cmd)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; cmd && cmd[i]; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? " " : "", cmd[i]);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct collector_opts copts = { .log = dmt_log, .force_mode = -1, .events = true };
+	struct run_opts ro = { .interval_ns = 1000000000ULL, .events = true,
+			       .on_snapshot = rec_snapshot, .on_event = rec_event };
+	struct dmt_snapshot *first = NULL;
+	struct rec_ctx x = {};
+	struct rec_meta *meta;
+	struct rec_end end = {};
+	struct run_result res;
+	const char *out = NULL;
+	const char *const *log;
+	struct collector *c;
+	struct utsname u;
+	char why[256];
+	int o, err, ret = EXIT_REC_ERROR;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+o:i:d:vh", opts, NULL)) != -1) {
+		switch (o) {
+		case 'o': out = optarg; break;
+		case 'v': dmt_verbosity++; break;
+		case 'h': record_usage(stdout); return 0;
+		case 'i':
+			if (parse_duration_ns(optarg, &ro.interval_ns) || ro.interval_ns < 10000000ULL) {
+				fprintf(stderr, "devmemtop record: bad --interval '%s' (at least 10ms)\n",
+					optarg);
+				return EXIT_REC_ERROR;
+			}
+			break;
+		case 'd':
+			if (parse_duration_ns(optarg, &ro.duration_ns) || !ro.duration_ns) {
+				fprintf(stderr, "devmemtop record: bad --duration '%s' (e.g. 30s)\n",
+					optarg);
+				return EXIT_REC_ERROR;
+			}
+			break;
+		default:
+			fprintf(stderr, "devmemtop record: unknown option or missing argument '%s' "
+				"(try 'devmemtop record --help')\n", argv[optind - 1]);
+			return EXIT_REC_ERROR;
+		}
+	}
+	if (optind < argc)
+		ro.cmd = argv + optind;
+	if (!out) {
+		fprintf(stderr, "devmemtop record: -o FILE is required\n");
+		return EXIT_REC_ERROR;
+	}
+	if (check_bpf_privileges(why, sizeof(why))) {
+		fprintf(stderr, "devmemtop record: %s\n", why);
+		return EXIT_REC_ERROR;
+	}
+	meta = calloc(1, sizeof(*meta));
+	if (!meta) {
+		fprintf(stderr, "devmemtop record: out of memory\n");
+		return EXIT_REC_ERROR;
+	}
+	copts.verbosity = dmt_verbosity;
+	c = collector__new(&copts);
+	if (!c) {
+		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n",
+			strerror(errno));
+		goto free_meta;
+	}
+	err = collector__snapshot(c, &first);
+	if (err) {
+		fprintf(stderr, "devmemtop record: first snapshot failed: %s\n", strerror(-err));
+		goto free_c;
+	}
+	snprintf(meta->version, sizeof(meta->version), "%s", DEVMEMTOP_VERSION);
+	if (!uname(&u)) {
+		snprintf(meta->kernel, sizeof(meta->kernel), "%s", u.release);
+		snprintf(meta->host, sizeof(meta->host), "%.63s", u.nodename);
+	}
+	join_cmd(meta->cmdline, sizeof(meta->cmdline), ro.cmd);
+	meta->start_wall_ns = first->wall_ns;
+	meta->start_mono_ns = first->ts_ns;
+	meta->interval_ns = ro.interval_ns;
+	meta->mode = collector__mode(c);
+	memcpy(meta->avail, first->avail, sizeof(meta->avail));
+	log = collector__probe_log(c);
+	for (meta->n_probe_log = 0; log && log[meta->n_probe_log]; meta->n_probe_log++)
+		;
+	meta->probe_log = (char **)log;
+	x.w = rec_writer__open(out, meta);
+	meta->probe_log = NULL;
+	meta->n_probe_log = 0;
+	if (!x.w) {
+		fprintf(stderr, "devmemtop record: cannot write %s: %s\n", out, strerror(errno));
+		snapshot__free(first);
+		goto free_c;
+	}
+	ro.ctx = &x;
+	err = run__collect(c, first, &ro, &res);
+	end.n_snapshots = x.snaps;
+	end.n_events = x.events;
+	end.ringbuf_drops = res.ringbuf_drops;
+	end.exit_status = res.cmd_status;
+	end.reason = res.end == RUN_END_DURATION ? REC_END_DURATION :
+		     res.end == RUN_END_COMMAND ? REC_END_COMMAND :
+		     res.end == RUN_END_SIGNAL ? REC_END_SIGNAL : REC_END_ERROR;
+	/* the end frame goes out even after an error: the file stays readable */
+	if (!x.err && rec_writer__end(x.w, &end))
+		x.err = -EIO;
+	if (rec_writer__close(x.w) && !x.err)
+		x.err = -EIO;
+	if (x.err) {
+		fprintf(stderr, "devmemtop record: writing %s failed: %s\n", out, strerror(-x.err));
+		goto free_c;
+	}
+	fprintf(stderr, "devmemtop record: %llu snapshots, %llu events, %llu events lost "
+		"(ring buffer full) -> %s\n", (unsigned long long)x.snaps,
+		(unsigned long long)x.events, (unsigned long long)res.ringbuf_drops, out);
+	if (err) {
+		fprintf(stderr, "devmemtop record: %s\n", res.err);
+		goto free_c;
+	}
+	if (res.cmd_status != -1 && !(WIFEXITED(res.cmd_status) && !WEXITSTATUS(res.cmd_status))) {
+		char st[96];
+
+		run__describe_status(res.cmd_status, st, sizeof(st));
+		fprintf(stderr, "devmemtop record: warning: the command %s\n", st);
+	}
+	ret = 0;
+free_c:
+	collector__free(c);
+free_meta:
+	free(meta);
+	return ret;
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+struct pool_track {
+	struct dmt_pool_snap first, last;
+	bool in_first;
+};
+
+struct bind_track {
+	struct dmt_binding_snap first, last;
+	bool in_first;
+};
+
+struct report {
+	struct pool_track *pools;
+	size_t n_pools, cap_pools;
+	struct bind_track *binds;
+	size_t n_binds, cap_binds;
+	uint64_t n_snaps, n_events, ev_by_type[16];
+	uint64_t first_ts, last_ts, start_mono;
+	uint64_t drops_first, drops_last, map_full;
+	bool have_end;
+	struct rec_end end;
+};
+
+static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
+{
+	for (size_t i = 0; i < r->n_pools; i++) {
+		if (r->pools[i].last.addr == p->addr && r->pools[i].last.id == p->id &&
+		    p->holds >= r->pools[i].last.holds) {
+			r->pools[i].last = *p;
+			return 0;
+		}
+	}
+	if (r->n_pools == r->cap_pools) {
+		size_t cap = r->cap_pools ? r->cap_pools * 2 : 16;
+		struct pool_track *n = realloc(r->pools, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->pools = n;
+		r->cap_pools = cap;
+	}
+	r->pools[r->n_pools].first = *p;
+	r->pools[r->n_pools].last = *p;
+	r->pools[r->n_pools].in_first = first_snap;
+	r->n_pools++;
+	return 0;
+}
+
+static int track_binding(struct report *r, const struct dmt_binding_snap *b, bool first_snap)
+{
+	for (size_t i = 0; i < r->n_binds; i++) {
+		if (r->binds[i].last.id == b->id) {
+			r->binds[i].last = *b;
+			return 0;
+		}
+	}
+	if (r->n_binds == r->cap_binds) {
+		size_t cap = r->cap_binds ? r->cap_binds * 2 : 8;
+		struct bind_track *n = realloc(r->binds, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->binds = n;
+		r->cap_binds = cap;
+	}
+	r->binds[r->n_binds].first = *b;
+	r->binds[r->n_binds].last = *b;
+	r->binds[r->n_binds].in_first = first_snap;
+	r->n_binds++;
+	return 0;
+}
+
+static const char *ev_name(uint32_t t)
+{
+	static const char *const names[] = {
+		[DMT_EV_POOL_NEW] = "pool-new", [DMT_EV_POOL_RELEASE] = "pool-release",
+		[DMT_EV_POOL_NID] = "pool-nid", [DMT_EV_BIND_CREATE] = "bind-create",
+		[DMT_EV_BIND_UNBIND] = "bind-unbind", [DMT_EV_BIND_FREE] = "bind-free",
+		[DMT_EV_ALLOC_FAIL] = "alloc-fail", [DMT_EV_DONTNEED] = "dontneed",
+	};
+
+	return t < ARRAY_SIZE(names) && names[t] ? names[t] : "unknown";
+}
+
+static void print_event(const struct report *r, const struct dmt_event *ev)
+{
+	double t = ev->ts_ns >= r->start_mono ? (ev->ts_ns - r->start_mono) / 1e9 : 0;
+
+	printf("  %+10.3fs %-12s id=%u ifindex=%d", t, ev_name(ev->type), ev->id, ev->ifindex);
+	switch (ev->type) {
+	case DMT_EV_POOL_RELEASE:
+		printf(" inflight=%lld hold=%lld release=%lld", (long long)ev->a,
+		       (long long)ev->b, (long long)ev->c);
+		break;
+	case DMT_EV_POOL_NID:
+		printf(" nid=%lld", (long long)ev->a);
+		break;
+	case DMT_EV_BIND_CREATE:
+		printf(" niovs=%lld dmabuf=%lld", (long long)ev->a, (long long)ev->b);
+		break;
+	case DMT_EV_BIND_UNBIND:
+		printf(" outstanding=%lld", (long long)ev->a);
+		break;
+	case DMT_EV_BIND_FREE:
+		printf(" outstanding=%lld total=%lld", (long long)ev->a, (long long)ev->b);
+		break;
+	case DMT_EV_ALLOC_FAIL:
+		printf(" free_left=%lld", (long long)ev->a);
+		break;
+	case DMT_EV_DONTNEED:
+		printf(" tokens=%lld", (long long)ev->a);
+		break;
+	}
+	printf("\n");
+}
+
+static void bar(uint64_t v, uint64_t max)
+{
+	int n = max ? (int)((double)v / max * 40 + 0.5) : 0;
+
+	for (int i = 0; i < n; i++)
+		putchar('*');
+}
+
+static void print_log2(const char *title, const struct hist_log2 *h)
+{
+	uint64_t max = 0, q50 = 0, q99 = 0;
+	int lo = -1, hi = -1;
+
+	if (!h->count)
+		return;
+	for (int i = 0; i < DMT_LOG2_SLOTS; i++) {
+		if (!h->slots[i])
+			continue;
+		if (lo < 0)
+			lo = i;
+		hi = i;
+		if (h->slots[i] > max)
+			max = h->slots[i];
+	}
+	hist_log2_quantile(h, 0.5, &q50);
+	hist_log2_quantile(h, 0.99, &q99);
+	printf("    %s: count %llu, avg %.0f ns, p50 <= %llu ns, p99 <= %llu ns\n", title,
+	       (unsigned long long)h->count, (double)h->sum / h->count,
+	       (unsigned long long)q50, (unsigned long long)q99);
+	for (int i = lo; i >= 0 && i <= hi; i++) {
+		printf("      %12llu -> %-12llu : %-10llu |",
+		       (unsigned long long)(i ? hist_log2_bound(i - 1) + 1 : 0),
+		       (unsigned long long)hist_log2_bound(i), (unsigned long long)h->slots[i]);
+		bar(h->slots[i], max);
+		printf("|\n");
+	}
+}
+
+static void print_batch(const struct hist_batch *h)
+{
+	uint64_t max = 0, q50 = 0, q99 = 0;
+
+	if (!h->count)
+		return;
+	for (int i = 0; i <= DMT_BATCH_MAX; i++)
+		if (h->slots[i] > max)
+			max = h->slots[i];
+	hist_batch_quantile(h, 0.5, &q50);
+	hist_batch_quantile(h, 0.99, &q99);
+	printf("    refill batches: count %llu, mean %.1f, p50 %llu, p99 %llu, max %llu\n",
+	       (unsigned long long)h->count, hist_batch_mean(h), (unsigned long long)q50,
+	       (unsigned long long)q99, (unsigned long long)hist_batch_max(h));
+	for (int i = 0; i <= DMT_BATCH_MAX; i++) {
+		if (!h->slots[i])
+			continue;
+		printf("      %4d%s : %-10llu |", i, i == DMT_BATCH_MAX ? "+" : " ",
+		       (unsigned long long)h->slots[i]);
+		bar(h->slots[i], max);
+		printf("|\n");
+	}
+}
+
+static void print_tables(const struct report *r)
+{
+	double dur = r->n_snaps > 1 ? (r->last_ts - r->first_ts) / 1e9 : 0;
+	uint64_t drops = r->have_end ? r->end.ringbuf_drops : r->drops_last;
+
+	printf("\nsummary: %.1fs, %llu snapshots, %llu events", dur,
+	       (unsigned long long)r->n_snaps, (unsigned long long)r->n_events);
+	for (size_t i = 0; i < ARRAY_SIZE(r->ev_by_type); i++)
+		if (r->ev_by_type[i])
+			printf(", %s %llu", ev_name(i), (unsigned long long)r->ev_by_type[i]);
+	printf("\nlost events (ring buffer full): %llu%s; untracked pools/bindings (map full): %llu\n",
+	       (unsigned long long)drops, drops ? "  <-- events are missing from this recording" : "",
+	       (unsigned long long)r->map_full);
+
+	printf("\npools (%zu):\n", r->n_pools);
+	printf("  %-6s %-16s %-8s %-9s %12s %12s %10s %8s %6s %6s %6s\n", "ID", "IFACE", "KIND",
+	       "STATE", "HOLDS", "RELEASES", "INFLIGHT", "REFILLS", "P50", "P99", "MAX");
+	for (size_t i = 0; i < r->n_pools; i++) {
+		const struct pool_track *t = &r->pools[i];
+		struct hist_batch h = t->last.refill;
+		uint64_t holds = t->last.holds, rel = t->last.releases, q50 = 0, q99 = 0;
+
+		if (t->in_first) {
+			holds -= t->first.holds;
+			rel -= t->first.releases;
+			if (hist_batch_sub(&h, &t->last.refill, &t->first.refill))
+				h = t->last.refill;
+		}
+		hist_batch_quantile(&h, 0.5, &q50);
+		hist_batch_quantile(&h, 0.99, &q99);
+		printf("  %-6u %-16s %-8s %-9s %12llu %12llu %10lld %8llu %6llu %6llu %6llu\n",
+		       t->last.id, t->last.ifname[0] ? t->last.ifname : "?",
+		       dmt_kind_name(t->last.kind), dmt_pool_state_name(t->last.state),
+		       (unsigned long long)holds, (unsigned long long)rel,
+		       (long long)t->last.inflight, (unsigned long long)h.count,
+		       (unsigned long long)q50, (unsigned long long)q99,
+		       (unsigned long long)hist_batch_max(&h));
+	}
+	printf("\nbindings (%zu):\n", r->n_binds);
+	if (r->n_binds)
+		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s\n", "ID", "IFACE", "LAYOUT",
+		       "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED");
+	for (size_t i = 0; i < r->n_binds; i++) {
+		const struct bind_track *t = &r->binds[i];
+		uint64_t allocs = t->last.alloc_niovs - (t->in_first ? t->first.alloc_niovs : 0);
+		uint64_t fails = t->last.alloc_fail - (t->in_first ? t->first.alloc_fail : 0);
+		char occ[16] = "?", unb[24] = "-", leak[24] = "-";
+
+		if (t->last.occupancy >= 0)
+			snprintf(occ, sizeof(occ), "%.1f", t->last.occupancy * 100);
+		if (t->last.out_at_unbind >= 0)
+			snprintf(unb, sizeof(unb), "%lld", (long long)t->last.out_at_unbind);
+		if (t->last.out_at_free >= 0)
+			snprintf(leak, sizeof(leak), "%lld", (long long)t->last.out_at_free);
+		printf("  %-6u %-16s %-9s %10lld %8s %10llu %8llu %10s %10s\n", t->last.id,
+		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout,
+		       (long long)t->last.total_niovs, occ, (unsigned long long)allocs,
+		       (unsigned long long)fails, unb, leak);
+	}
+
+	printf("\nhistograms:\n");
+	for (size_t i = 0; i < r->n_pools; i++) {
+		const struct pool_track *t = &r->pools[i];
+		struct hist_batch h = t->last.refill;
+
+		if (t->in_first && hist_batch_sub(&h, &t->last.refill, &t->first.refill))
+			h = t->last.refill;
+		if (!h.count)
+			continue;
+		printf("  pool %u (%s):\n", t->last.id, t->last.ifname[0] ? t->last.ifname : "?");
+		print_batch(&h);
+	}
+	for (size_t i = 0; i < r->n_binds; i++) {
+		const struct bind_track *t = &r->binds[i];
+		struct hist_log2 a = t->last.alloc_lat_ns, n = t->last.alloc_lat_niov_ns,
+				 f = t->last.free_lat_ns;
+
+		if (t->in_first) {
+			if (hist_log2_sub(&a, &t->last.alloc_lat_ns, &t->first.alloc_lat_ns))
+				a = t->last.alloc_lat_ns;
+			if (hist_log2_sub(&n, &t->last.alloc_lat_niov_ns, &t->first.alloc_lat_niov_ns))
+				n = t->last.alloc_lat_niov_ns;
+			if (hist_log2_sub(&f, &t->last.free_lat_ns, &t->first.free_lat_ns))
+				f = t->last.free_lat_ns;
+		}
+		if (!a.count && !n.count && !f.count)
+			continue;
+		printf("  binding %u (%s):\n", t->last.id, t->last.ifname);
+		print_log2("alloc latency", &a);
+		print_log2("alloc latency per niov", &n);
+		print_log2("free latency", &f);
+	}
+}
+
+static void print_meta(const char *path, const struct rec_meta *m)
+{
+	time_t t = m->start_wall_ns / 1000000000ULL;
+	char when[64] = "?";
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("recording %s\n", path);
+	printf("  written by devmemtop %s on %s, kernel %s\n", m->version,
+	       m->host[0] ? m->host : "?", m->kernel);
+	printf("  started %s, interval %.3gs, attach mode %s\n", when, m->interval_ns / 1e9,
+	       dmt_mode_name(m->mode));
+	if (m->cmdline[0])
+		printf("  command: %s\n", m->cmdline);
+	printf("\nmetric availability:\n");
+	for (int i = 0; i < DMT_M__COUNT; i++)
+		printf("  %-24s %-3s %s\n", dmt_metric_name(i), m->avail[i].available ? "yes" : "no",
+		       m->avail[i].available ? m->avail[i].source : m->avail[i].reason);
+	if (m->n_probe_log) {
+		printf("\nprobe log:\n");
+		for (size_t i = 0; i < m->n_probe_log; i++)
+			printf("  %s\n", m->probe_log[i]);
+	}
+}
+
+int cmd_report(int argc, char **argv)
+{
+	const struct rec_meta *m;
+	struct report r = {};
+	struct rec_reader *rd;
+	bool quiet_events = false, printed_hdr = false;
+	struct rec_item it;
+	const char *path = NULL;
+	int ret, err = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("Usage: devmemtop report [--no-events] FILE\n\n"
+			       "Print a recording made by 'devmemtop record': header, metric\n"
+			       "availability, events, pool and binding tables and histograms.\n"
+			       "Exits 1 when the file is damaged (after printing what it could read).\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--no-events")) {
+			quiet_events = true;
+		} else if (argv[i][0] == '-' || path) {
+			fprintf(stderr, "devmemtop report: unexpected argument '%s' "
+				"(usage: devmemtop report [--no-events] FILE)\n", argv[i]);
+			return 2;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "devmemtop report: which recording? (usage: devmemtop report FILE)\n");
+		return 2;
+	}
+	rd = rec_reader__open(path);
+	if (!rd) {
+		fprintf(stderr, "devmemtop report: cannot open %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	m = rec_reader__meta(rd);
+	if (!m) {
+		fprintf(stderr, "devmemtop report: %s\n", rec_reader__error(rd));
+		rec_reader__free(rd);
+		return 1;
+	}
+	print_meta(path, m);
+	r.start_mono = m->start_mono_ns;
+	while ((ret = rec_reader__next(rd, &it)) > 0) {
+		switch (it.type) {
+		case REC_EVENT:
+			r.n_events++;
+			if (it.ev.type < ARRAY_SIZE(r.ev_by_type))
+				r.ev_by_type[it.ev.type]++;
+			if (quiet_events)
+				break;
+			if (!printed_hdr) {
+				printf("\nevents:\n");
+				printed_hdr = true;
+			}
+			print_event(&r, &it.ev);
+			break;
+		case REC_SNAPSHOT:
+			if (!r.n_snaps) {
+				r.first_ts = it.snap->ts_ns;
+				r.drops_first = it.snap->ringbuf_drops;
+			}
+			for (size_t i = 0; !err && i < it.snap->n_pools; i++)
+				err = track_pool(&r, &it.snap->pools[i], !r.n_snaps);
+			for (size_t i = 0; !err && i < it.snap->n_bindings; i++)
+				err = track_binding(&r, &it.snap->bindings[i], !r.n_snaps);
+			r.last_ts = it.snap->ts_ns;
+			r.drops_last = it.snap->ringbuf_drops;
+			r.map_full = it.snap->map_full;
+			r.n_snaps++;
+			rec_snapshot_free(it.snap);
+			break;
+		case REC_END:
+			r.have_end = true;
+			r.end = it.end;
+			break;
+		default:
+			break;
+		}
+		if (err)
+			break;
+	}
+	print_tables(&r);
+	if (r.have_end) {
+		static const char *const why[] = { "duration elapsed", "command exited",
+						   "signal", "collector error" };
+
+		printf("\nend: %s", why[r.end.reason]);
+		if (r.end.exit_status != -1) {
+			char st[96];
+
+			run__describe_status(r.end.exit_status, st, sizeof(st));
+			printf(" (command %s)", st);
+		}
+		printf("; writer counted %llu snapshots, %llu events\n",
+		       (unsigned long long)r.end.n_snapshots, (unsigned long long)r.end.n_events);
+		if (r.end.n_snapshots != r.n_snaps || r.end.n_events != r.n_events)
+			printf("warning: read %llu snapshots and %llu events, the writer counted "
+			       "differently\n", (unsigned long long)r.n_snaps,
+			       (unsigned long long)r.n_events);
+	}
+	fflush(stdout);
+	free(r.pools);
+	free(r.binds);
+	if (err) {
+		fprintf(stderr, "devmemtop report: %s\n", strerror(-err));
+		rec_reader__free(rd);
+		return 2;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "devmemtop report: %s\n", rec_reader__error(rd));
+		rec_reader__free(rd);
+		return 1;
+	}
+	rec_reader__free(rd);
+	return 0;
+}

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "runner.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+	stop_sig = sig;
+}
+
+void run__describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended with wait status 0x%x", status);
+}
+
+/* fork + exec; a CLOEXEC pipe reports exec failure. 0 or -errno. */
+static int spawn(char **argv, pid_t *pid, char *err, size_t errlen)
+{
+	int p[2], e = 0;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	*pid = fork();
+	if (*pid < 0) {
+		e = -errno;
+		close(p[0]);
+		close(p[1]);
+		snprintf(err, errlen, "cannot fork: %s", strerror(-e));
+		return e;
+	}
+	if (*pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(p[0]);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(p[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(p[1]);
+	do {
+		n = read(p[0], &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == sizeof(e)) {
+		waitpid(*pid, NULL, 0);
+		*pid = -1;
+		snprintf(err, errlen, "cannot run '%s': %s", argv[0], strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+struct ev_ctx {
+	const struct run_opts *o;
+	struct run_result *res;
+	int err;
+};
+
+static int ev_cb(void *ctx, const struct dmt_event *ev)
+{
+	struct ev_ctx *x = ctx;
+	int err;
+
+	x->res->n_events++;
+	err = x->o->on_event(x->o->ctx, ev);
+	if (err) {
+		x->err = err;
+		return err;
+	}
+	return 0;
+}
+
+static int deliver(struct collector *c, struct dmt_snapshot *s, const struct run_opts *o,
+		   struct run_result *res)
+{
+	int err;
+
+	if (!s) {
+		err = collector__snapshot(c, &s);
+		if (err) {
+			snprintf(res->err, sizeof(res->err), "snapshot failed: %s", strerror(-err));
+			return err;
+		}
+	}
+	res->n_snapshots++;
+	res->ringbuf_drops = s->ringbuf_drops;
+	err = o->on_snapshot(o->ctx, s);
+	snapshot__free(s);
+	if (err && !res->err[0])
+		snprintf(res->err, sizeof(res->err), "%s", strerror(-err));
+	return err;
+}
+
+/* Drain events (or sleep) until the deadline, a signal or the child's exit. */
+static int wait_until(struct collector *c, uint64_t deadline, const struct run_opts *o,
+		      struct run_result *res, pid_t *child)
+{
+	struct ev_ctx x = { .o = o, .res = res };
+	uint64_t now;
+	int n, status;
+
+	while (!stop_sig && (now = now_mono_ns()) < deadline) {
+		uint64_t left_ms = (deadline - now + 999999) / 1000000;
+		int step = left_ms > 100 ? 100 : (int)left_ms;
+
+		if (o->events) {
+			n = collector__poll_events(c, step, ev_cb, &x);
+			if (x.err) {
+				snprintf(res->err, sizeof(res->err), "event sink failed: %s",
+					 strerror(-x.err));
+				return x.err;
+			}
+			if (n < 0 && n != -EINTR) {
+				snprintf(res->err, sizeof(res->err), "polling events failed: %s",
+					 strerror(-n));
+				return n;
+			}
+		} else {
+			struct timespec ts = { 0, step * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+		if (*child > 0 && waitpid(*child, &status, WNOHANG) == *child) {
+			*child = -1;
+			res->cmd_status = status;
+			res->end = RUN_END_COMMAND;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void reap(pid_t child, struct run_result *res)
+{
+	int status;
+
+	if (child <= 0)
+		return;
+	kill(child, SIGTERM);
+	for (int i = 0; i < 50; i++) {
+		if (waitpid(child, &status, WNOHANG) == child) {
+			res->cmd_status = status;
+			return;
+		}
+		usleep(100000);
+	}
+	kill(child, SIGKILL);
+	if (waitpid(child, &status, 0) == child)
+		res->cmd_status = status;
+}
+
+int run__collect(struct collector *c, struct dmt_snapshot *first, const struct run_opts *o,
+		 struct run_result *res)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	uint64_t start, next;
+	pid_t child = -1;
+	int err, r;
+
+	memset(res, 0, sizeof(*res));
+	res->cmd_status = -1;
+	stop_sig = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	err = deliver(c, first, o, res);
+	if (err)
+		goto out_err;
+	start = now_mono_ns();
+	if (o->cmd) {
+		err = spawn(o->cmd, &child, res->err, sizeof(res->err));
+		if (err)
+			goto out_err;
+	}
+	next = start;
+	for (;;) {
+		uint64_t deadline;
+
+		next += o->interval_ns;
+		deadline = next;
+		if (o->duration_ns && start + o->duration_ns < deadline)
+			deadline = start + o->duration_ns;
+		r = wait_until(c, deadline, o, res, &child);
+		if (r < 0) {
+			err = r;
+			goto out_err;
+		}
+		if (stop_sig) {
+			res->end = RUN_END_SIGNAL;
+			break;
+		}
+		if (r == 1)
+			break;
+		if (o->duration_ns && now_mono_ns() >= start + o->duration_ns) {
+			res->end = RUN_END_DURATION;
+			break;
+		}
+		err = deliver(c, NULL, o, res);
+		if (err)
+			goto out_err;
+	}
+	reap(child, res);
+	child = -1;
+	/* events that arrived since the last poll, then the final snapshot */
+	if (o->events) {
+		struct ev_ctx x = { .o = o, .res = res };
+
+		collector__poll_events(c, 0, ev_cb, &x);
+		if (x.err) {
+			err = x.err;
+			snprintf(res->err, sizeof(res->err), "event sink failed: %s",
+				 strerror(-err));
+			goto out_err;
+		}
+	}
+	err = deliver(c, NULL, o, res);
+	if (err)
+		goto out_err;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return 0;
+
+out_err:
+	reap(child, res);
+	res->end = RUN_END_ERROR;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return err;
+}
