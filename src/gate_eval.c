@@ -644,14 +644,14 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n", rep->spec->name,
 		rep->source[0] ? rep->source : "live", rep->duration_s,
 		(unsigned long long)rep->n_snapshots);
-	fprintf(f, "%-32s %-24s %-18s %-14s %s\n", "METRIC", "SELECTOR", "THRESHOLD",
+	fprintf(f, "%-30s %-28s %-16s %-14s %s\n", "METRIC", "SELECTOR", "THRESHOLD",
 		"OBSERVED", "RESULT");
 	for (size_t i = 0; i < rep->n_results; i++) {
 		const struct gate_result *r = &rep->results[i];
 		char obs[64];
 
 		fmt_observed(obs, sizeof(obs), r);
-		fprintf(f, "%-32s %-24s %-18s %-14s %s%s%s\n", gm_def(r->chk->metric)->name,
+		fprintf(f, "%-30s %-28s %-16s %-14s %s%s%s\n", gm_def(r->chk->metric)->name,
 			r->chk->sel_str, r->th->expr, obs, gate_status_name(r->status),
 			r->note[0] ? "  " : "", r->note);
 	}

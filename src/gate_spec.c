@@ -377,6 +377,8 @@ void gate_fmt_value(char *buf, size_t len, double v, enum gm_unit u)
 	}
 	if (v == floor(v) && a < 1e15)
 		snprintf(buf, len, "%.0f", v);
+	else if (a < 1e12)
+		snprintf(buf, len, "%.2f", v);
 	else
 		snprintf(buf, len, "%.4g", v);
 }

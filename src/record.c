@@ -450,7 +450,8 @@ static void get_pool(struct rd *r, struct dmt_pool_snap *p)
 	p->napi_id = get_u32(&s, "pool");
 	p->kind = get_enum(&s, get_u8(&s, "pool"), DMT_KIND_OTHER, "pool kind");
 	p->binding_id = get_u32(&s, "pool");
-	p->attr_src = get_enum(&s, get_u8(&s, "pool"), DMT_ATTR_NETLINK, "pool attr source");
+	/* informational, and the enum grows: any value is kept */
+	p->attr_src = get_u8(&s, "pool");
 	p->netlink_listed = get_bool(&s, "pool netlink_listed");
 	p->state = get_enum(&s, get_u8(&s, "pool"), DMT_POOL_DESTROYED, "pool state");
 	p->nid = get_u32(&s, "pool");
