@@ -214,7 +214,8 @@ void expo_list_metrics(FILE *f)
 	for (size_t i = 0; i < F__COUNT; i++) {
 		const struct expo_family *fam = &expo_families[i];
 
-		fprintf(f, "%s %s %s", fam->name, fam->type, scope_names[fam->scope]);
+		fprintf(f, "%s %s %s gate=%s", fam->name, fam->type, scope_names[fam->scope],
+			fam->gate < 0 ? "-" : dmt_metric_name(fam->gate));
 		if (fam->absent_why)
 			fprintf(f, " absent-when: %s", fam->absent_why);
 		fputc('\n', f);

@@ -45,7 +45,11 @@ struct expo_family {
 extern const struct expo_family expo_families[];
 size_t expo_family_count(void);
 const struct expo_family *expo_family_find(const char *name);
-/* `devmemtop export --list-metrics`: "name type scope [absent-why]" lines. */
+/*
+ * `devmemtop export --list-metrics`: one line per family,
+ * "NAME TYPE SCOPE gate=METRIC|- [absent-when: WHY]", where METRIC is the
+ * devmemtop_metric_available{metric=...} that must be 1 for it to appear.
+ */
 void expo_list_metrics(FILE *f);
 
 /* Totals the exporter keeps across snapshots for things the collector drops. */

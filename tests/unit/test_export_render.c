@@ -368,8 +368,9 @@ static void test_catalogue(void **state)
 	assert_null(expo_family_find("devmemtop_nope"));
 	expo_list_metrics(f);
 	fclose(f);
-	assert_non_null(strstr(buf, "devmemtop_page_pool_refill_batch_items histogram pool\n"));
-	assert_non_null(strstr(buf, "devmemtop_binding_occupancy_ratio gauge binding absent-when: "));
+	assert_non_null(strstr(buf, "devmemtop_page_pool_refill_batch_items histogram pool gate=pool_refill_batch\n"));
+	assert_non_null(strstr(buf, "devmemtop_scrapes_total counter self gate=-\n"));
+	assert_non_null(strstr(buf, "devmemtop_binding_occupancy_ratio gauge binding gate=binding_occupancy absent-when: "));
 	free(buf);
 }
 
