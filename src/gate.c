@@ -284,7 +284,7 @@ int cmd_gate(int argc, char **argv)
 	struct gate_eval *ev = NULL;
 	struct gate_args a = {};
 	struct utsname u;
-	char err[512];
+	char err[1536];
 	int ret, werr;
 
 	ret = parse_gate_args(argc, argv, &a);
@@ -341,7 +341,7 @@ int cmd_gate(int argc, char **argv)
 	gate_report__mark_unavailable(&rep, avail);
 	if (a.baseline &&
 	    gate_report__apply_baseline(&rep, a.baseline, a.max_regression, err, sizeof(err)))
-		snprintf(rep.error, sizeof(rep.error), "%s", err);
+		snprintf(rep.error, sizeof(rep.error), "%.700s", err);
 	gate_report__print(&rep, stdout);
 	fflush(stdout);
 	ret = gate_report__exit_code(&rep);

@@ -397,7 +397,7 @@ static int perr(struct pctx *p, const yaml_node_t *n, size_t col_off, const char
 
 static int perr(struct pctx *p, const yaml_node_t *n, size_t col_off, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
