@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for recordings (src/record.c): snapshot encode/decode round
+ * trip, a whole file written and read back, truncation at every byte,
+ * corruption of every frame, and bad headers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "record.h"
+
+static struct dmt_snapshot *full_snapshot(uint64_t seq)
+{
+	struct dmt_snapshot *s = calloc(1, sizeof(*s));
+
+	s->ts_ns = 1000000000ULL * (seq + 1);
+	s->wall_ns = 1790000000000000000ULL + seq;
+	s->interval_s = 0.5;
+	s->seq = seq;
+	s->mode = DMT_MODE_FENTRY;
+	for (int i = 0; i < DMT_M__COUNT; i++) {
+		s->avail[i].available = i % 3 != 0;
+		snprintf(s->avail[i].source, sizeof(s->avail[i].source), "src%d", i);
+		if (!s->avail[i].available)
+			snprintf(s->avail[i].reason, sizeof(s->avail[i].reason), "why %d", i);
+	}
+	s->n_pools = 3;
+	s->pools = calloc(3, sizeof(*s->pools));
+	for (int i = 0; i < 3; i++) {
+		struct dmt_pool_snap *p = &s->pools[i];
+
+		p->addr = 0xffff888000000000ULL + i * 0x1000;
+		p->id = 10 + i;
+		p->ifindex = 2 + i;
+		snprintf(p->ifname, sizeof(p->ifname), "eth%d-long-name", i);
+		p->netns = 4026531840U + i;
+		p->queue = i - 1;
+		p->napi_id = 8192 + i;
+		p->kind = i == 2 ? DMT_KIND_DEVMEM : DMT_KIND_PAGES;
+		p->binding_id = i == 2 ? 5 : 0;
+		p->attr_src = DMT_ATTR_NETDEV;
+		p->netlink_listed = i & 1;
+		p->state = i == 1 ? DMT_POOL_ZOMBIE : DMT_POOL_ALIVE;
+		p->nid = i - 1;
+		p->nid_changes = i;
+		p->holds = 1000000 * (seq + 1) + i;
+		p->releases = p->holds - 7;
+		p->holds_page = p->holds;
+		p->holds_niov = 0;
+		p->hold_rate = 123.25;
+		p->release_rate = -0.0;
+		p->inflight = 7;
+		p->netlink_inflight = -1;
+		p->destroy_inflight = i == 1 ? 42 : -1;
+		p->destroy_retries = i;
+		hist_batch_add(&p->refill, 64, 100 + seq);
+		hist_batch_add(&p->refill, 1, 3);
+		hist_batch_add(&p->refill, DMT_BATCH_MAX, 1);
+	}
+	s->n_bindings = 1;
+	s->bindings = calloc(1, sizeof(*s->bindings));
+	{
+		/* field by field: a compound literal leaves padding undefined */
+		struct dmt_binding_snap *b = &s->bindings[0];
+
+		b->id = 5;
+		b->ifindex = 4;
+		snprintf(b->ifname, sizeof(b->ifname), "eth2-long-name");
+		b->dmabuf_size = 1ULL << 31;
+		b->niov_size = 4096;
+		b->layout = "freelist";
+		b->alive = true;
+		b->total_niovs = 524288;
+		b->free_niovs = 1000;
+		b->in_pools = 523000;
+		b->held_by_sockets = -1;
+		b->occupancy = 0.998;
+		b->pools = 1;
+		b->alloc_calls = 99;
+		b->alloc_niovs = 6336;
+		b->alloc_fail = 2;
+		b->free_niovs_count = 6000;
+		b->out_at_unbind = -1;
+		b->out_at_free = -1;
+	}
+	hist_log2_add(&s->bindings[0].alloc_lat_ns, 700, 50);
+	hist_log2_add(&s->bindings[0].alloc_lat_ns, UINT64_MAX / 2, 1);
+	hist_log2_add(&s->bindings[0].alloc_lat_niov_ns, 20, 50);
+	hist_log2_add(&s->bindings[0].free_lat_ns, 1, 9);
+	s->dontneed_tokens = 11;
+	s->dontneed_calls = 3;
+	s->provider_calls = 99;
+	s->ringbuf_drops = seq;
+	s->map_full = 1;
+	s->lat_missed = 2;
+	s->bpf_stats_enabled = true;
+	s->n_progs = 2;
+	s->progs = calloc(2, sizeof(*s->progs));
+	snprintf(s->progs[0].name, sizeof(s->progs[0].name), "pp_hold");
+	s->progs[0].attached = true;
+	s->progs[0].run_time_ns = 12345;
+	s->progs[0].run_cnt = 678;
+	snprintf(s->progs[1].name, sizeof(s->progs[1].name), "mp_alloc_exit");
+	s->collect_ns = 250000;
+	return s;
+}
+
+static void assert_snap_equal(const struct dmt_snapshot *a, const struct dmt_snapshot *b)
+{
+	assert_int_equal(a->ts_ns, b->ts_ns);
+	assert_int_equal(a->wall_ns, b->wall_ns);
+	assert_true(a->interval_s == b->interval_s);
+	assert_int_equal(a->seq, b->seq);
+	assert_int_equal(a->mode, b->mode);
+	assert_memory_equal(a->avail, b->avail, sizeof(a->avail));
+	assert_int_equal(a->n_pools, b->n_pools);
+	/* pools have no pointers: byte-equal after calloc on both sides */
+	assert_memory_equal(a->pools, b->pools, a->n_pools * sizeof(*a->pools));
+	assert_int_equal(a->n_bindings, b->n_bindings);
+	for (size_t i = 0; i < a->n_bindings; i++) {
+		struct dmt_binding_snap x = a->bindings[i], y = b->bindings[i];
+
+		assert_string_equal(x.layout, y.layout);
+		x.layout = y.layout = NULL;
+		assert_memory_equal(&x, &y, sizeof(x));
+	}
+	assert_int_equal(a->dontneed_tokens, b->dontneed_tokens);
+	assert_int_equal(a->dontneed_calls, b->dontneed_calls);
+	assert_int_equal(a->provider_calls, b->provider_calls);
+	assert_int_equal(a->ringbuf_drops, b->ringbuf_drops);
+	assert_int_equal(a->map_full, b->map_full);
+	assert_int_equal(a->lat_missed, b->lat_missed);
+	assert_int_equal(a->bpf_stats_enabled, b->bpf_stats_enabled);
+	assert_int_equal(a->n_progs, b->n_progs);
+	assert_memory_equal(a->progs, b->progs, a->n_progs * sizeof(*a->progs));
+	assert_int_equal(a->collect_ns, b->collect_ns);
+}
+
+static void test_snapshot_round_trip(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(4), *d = NULL, empty = {};
+	struct rec_buf b = {};
+	char why[200];
+
+	assert_int_equal(rec_encode_snapshot(&b, s), 0);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	rec_snapshot_free(d);
+
+	/* every proper prefix is refused, never crashes */
+	for (size_t n = 0; n < b.len; n++) {
+		d = NULL;
+		if (!rec_decode_snapshot(b.p, n, &d, why, sizeof(why)))
+			fail_msg("prefix of %zu/%zu bytes accepted", n, b.len);
+		assert_null(d);
+	}
+	rec_buf__free(&b);
+
+	/* an empty snapshot round-trips too */
+	assert_int_equal(rec_encode_snapshot(&b, &empty), 0);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), 0);
+	assert_int_equal(d->n_pools, 0);
+	assert_null(d->pools);
+	rec_snapshot_free(d);
+	rec_buf__free(&b);
+	rec_snapshot_free(s);
+}
+
+static void test_decode_rejects(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(0), *d;
+	struct rec_buf b = {};
+	char why[200];
+	size_t off_mode = 8 + 8 + 8 + 8;
+
+	assert_int_equal(rec_encode_snapshot(&b, s), 0);
+	/* attach mode out of range */
+	b.p[off_mode] = 9;
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "attach mode 9 out of range"));
+	rec_buf__free(&b);
+
+	/* a pool count far beyond the frame must not allocate or read past it */
+	s->n_pools = 0;
+	s->n_bindings = 0;
+	s->n_progs = 0;
+	assert_int_equal(rec_encode_snapshot(&b, s), 0);
+	{
+		/* the pool count sits right after the availability block */
+		struct rec_buf head = {};
+		struct dmt_snapshot t = *s;
+		size_t off;
+
+		t.n_pools = 0;
+		rec_encode_snapshot(&head, &t);
+		off = head.len - (4 + 4 + 6 * 8 + 1 + 4 + 8);
+		rec_buf__free(&head);
+		b.p[off] = 0xff;
+		b.p[off + 1] = 0xff;
+		b.p[off + 2] = 0xff;
+		b.p[off + 3] = 0x7f;
+	}
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "pool count 2147483647 larger than the frame"));
+	rec_buf__free(&b);
+	rec_snapshot_free(s);
+}
+
+static struct rec_meta *meta(void)
+{
+	static char *log[] = { "probe pp_hold tp_btf ok", "attach mode: fentry" };
+	struct rec_meta *m = calloc(1, sizeof(*m));
+
+	snprintf(m->version, sizeof(m->version), "0.1.0");
+	snprintf(m->kernel, sizeof(m->kernel), "6.18.0-test");
+	snprintf(m->host, sizeof(m->host), "h");
+	snprintf(m->cmdline, sizeof(m->cmdline), "kperf --rx");
+	m->start_wall_ns = 1;
+	m->start_mono_ns = 2;
+	m->interval_ns = 500000000;
+	m->mode = DMT_MODE_FENTRY;
+	m->avail[DMT_M_POOL_HOLDS].available = true;
+	snprintf(m->avail[DMT_M_BIND_LEAKS].reason, 160, "fexit refused");
+	m->n_probe_log = 2;
+	m->probe_log = log;
+	return m;
+}
+
+/* Write meta, 3 snapshots with events between, end; return the file bytes. */
+static uint8_t *write_recording(const char *path, size_t *len, size_t *frame_end, int *n_frames)
+{
+	struct rec_meta *m = meta();
+	struct rec_writer *w = rec_writer__open(path, m);
+	struct rec_end end = { .n_snapshots = 3, .n_events = 2, .ringbuf_drops = 2,
+			       .reason = REC_END_COMMAND, .exit_status = 0 };
+	struct dmt_event ev = { .ts_ns = 5, .addr = 0xabc, .a = -1, .b = 2, .c = 3,
+				.type = DMT_EV_POOL_RELEASE, .id = 10, .ifindex = -4 };
+	uint8_t *buf;
+	FILE *f;
+	int k = 0;
+
+	assert_non_null(w);
+	frame_end[k++] = rec_writer__bytes(w);
+	for (int i = 0; i < 3; i++) {
+		struct dmt_snapshot *s = full_snapshot(i);
+
+		assert_int_equal(rec_writer__snapshot(w, s), 0);
+		frame_end[k++] = rec_writer__bytes(w);
+		rec_snapshot_free(s);
+		if (i < 2) {
+			ev.ts_ns = i;
+			assert_int_equal(rec_writer__event(w, &ev), 0);
+			frame_end[k++] = rec_writer__bytes(w);
+		}
+	}
+	assert_int_equal(rec_writer__end(w, &end), 0);
+	frame_end[k++] = rec_writer__bytes(w);
+	assert_int_equal(rec_writer__close(w), 0);
+	*n_frames = k;
+	free(m);
+
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = ftell(f);
+	rewind(f);
+	buf = malloc(*len);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	assert_int_equal(*len, frame_end[k - 1]);
+	return buf;
+}
+
+/* Read everything from a memory image; returns items read, *ret the last code. */
+static int read_all(const uint8_t *p, size_t len, int *ret, char *err, size_t errlen,
+		    struct rec_end *end)
+{
+	FILE *f = fmemopen((void *)p, len ? len : 1, "rb");
+	struct rec_reader *r;
+	struct rec_item it;
+	int n = 0;
+
+	assert_non_null(f);
+	if (!len) {
+		/* fmemopen cannot open 0 bytes: read from an empty file instead */
+		fclose(f);
+		f = fopen("/dev/null", "rb");
+	}
+	r = rec_reader__open_file(f, "rec");
+	assert_non_null(r);
+	err[0] = '\0';
+	if (!rec_reader__meta(r)) {
+		*ret = -EBADMSG;
+		snprintf(err, errlen, "%s", rec_reader__error(r));
+		rec_reader__free(r);
+		return -1;
+	}
+	while ((*ret = rec_reader__next(r, &it)) > 0) {
+		n++;
+		if (it.type == REC_SNAPSHOT) {
+			assert_int_equal(it.snap->seq, (uint64_t)(n - 1) / 2);
+			rec_snapshot_free(it.snap);
+		} else if (it.type == REC_EVENT) {
+			assert_int_equal(it.ev.a, -1);
+			assert_int_equal(it.ev.ifindex, -4);
+			assert_int_equal(it.ev.addr, 0xabc);
+		} else if (it.type == REC_END && end) {
+			*end = it.end;
+		}
+	}
+	if (*ret < 0)
+		snprintf(err, errlen, "%s", rec_reader__error(r));
+	rec_reader__free(r);
+	return n;
+}
+
+static void test_file_round_trip(void **state)
+{
+	char path[] = "/tmp/dmt-rec-XXXXXX", err[800];
+	size_t len, fe[16];
+	struct rec_end end = {};
+	struct rec_reader *r;
+	uint8_t *buf;
+	int fd = mkstemp(path), nf, ret, n;
+
+	assert_true(fd >= 0);
+	close(fd);
+	buf = write_recording(path, &len, fe, &nf);
+	assert_int_equal(nf, 7);
+
+	r = rec_reader__open(path);
+	assert_non_null(r);
+	assert_non_null(rec_reader__meta(r));
+	assert_string_equal(rec_reader__meta(r)->kernel, "6.18.0-test");
+	assert_string_equal(rec_reader__meta(r)->cmdline, "kperf --rx");
+	assert_int_equal(rec_reader__meta(r)->n_probe_log, 2);
+	assert_string_equal(rec_reader__meta(r)->probe_log[1], "attach mode: fentry");
+	assert_true(rec_reader__meta(r)->avail[DMT_M_POOL_HOLDS].available);
+	assert_string_equal(rec_reader__meta(r)->avail[DMT_M_BIND_LEAKS].reason, "fexit refused");
+	rec_reader__free(r);
+
+	n = read_all(buf, len, &ret, err, sizeof(err), &end);
+	assert_int_equal(ret, 0);
+	assert_int_equal(n, 6);
+	assert_int_equal(end.n_snapshots, 3);
+	assert_int_equal(end.ringbuf_drops, 2);
+	assert_int_equal(end.reason, REC_END_COMMAND);
+
+	/* the full snapshot comes back field for field */
+	{
+		struct dmt_snapshot *want = full_snapshot(0);
+		struct rec_item it;
+
+		r = rec_reader__open(path);
+		assert_int_equal(rec_reader__next(r, &it), 1);
+		assert_int_equal(it.type, REC_SNAPSHOT);
+		assert_snap_equal(want, it.snap);
+		rec_snapshot_free(it.snap);
+		rec_snapshot_free(want);
+		rec_reader__free(r);
+	}
+	free(buf);
+	unlink(path);
+}
+
+/* Cut the file at every byte: what was whole before the cut is read, then a
+ * one-line error that names truncation; never a crash, never success. */
+static void test_truncation(void **state)
+{
+	char path[] = "/tmp/dmt-rec-XXXXXX", err[800];
+	size_t len, fe[16];
+	uint8_t *buf;
+	int fd = mkstemp(path), nf, ret, n;
+
+	assert_true(fd >= 0);
+	close(fd);
+	buf = write_recording(path, &len, fe, &nf);
+	for (size_t cut = 0; cut < len; cut++) {
+		int whole = 0;
+
+		n = read_all(buf, cut, &ret, err, sizeof(err), NULL);
+		if (ret >= 0)
+			fail_msg("cut at %zu/%zu: no error", cut, len);
+		if (strchr(err, '\n') || !err[0])
+			fail_msg("cut at %zu: bad message '%s'", cut, err);
+		if (cut < 8) {
+			if (!strstr(err, "not a devmemtop recording"))
+				fail_msg("cut at %zu: '%s'", cut, err);
+			continue;
+		}
+		if (!strstr(err, "truncated"))
+			fail_msg("cut at %zu: '%s' does not say truncated", cut, err);
+		/* frames after META wholly before the cut must all have been read */
+		for (int k = 1; k < nf; k++)
+			if (fe[k] <= cut)
+				whole++;
+		if (cut >= fe[0] && n != whole)
+			fail_msg("cut at %zu: read %d items, %d were whole", cut, n, whole);
+	}
+	free(buf);
+	unlink(path);
+}
+
+/* Flip one byte inside every frame: CRC mismatch at that frame, and every
+ * frame before it read. */
+static void test_corruption(void **state)
+{
+	char path[] = "/tmp/dmt-rec-XXXXXX", err[800], want[64];
+	size_t len, fe[16];
+	uint8_t *buf;
+	int fd = mkstemp(path), nf, ret, n;
+
+	assert_true(fd >= 0);
+	close(fd);
+	buf = write_recording(path, &len, fe, &nf);
+	for (int k = 0; k < nf; k++) {
+		size_t start = k ? fe[k - 1] : 16;
+
+		/* a payload byte, the CRC itself, and the type field */
+		size_t spots[] = { fe[k] - 1, start + 8, start };
+
+		for (size_t j = 0; j < 3; j++) {
+			buf[spots[j]] ^= 0x40;
+			n = read_all(buf, len, &ret, err, sizeof(err), NULL);
+			buf[spots[j]] ^= 0x40;
+			assert_true(ret < 0);
+			snprintf(want, sizeof(want), "frame %d", k + 1);
+			if (!strstr(err, "CRC mismatch") || !strstr(err, want))
+				fail_msg("frame %d spot %zu: '%s'", k + 1, j, err);
+			if (k > 0 && n != k - 1)
+				fail_msg("frame %d: read %d items before it", k + 1, n);
+		}
+	}
+	/* a length field too large to be true */
+	buf[fe[1] + 7] = 0xff;
+	n = read_all(buf, len, &ret, err, sizeof(err), NULL);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(err, "corrupt frame 3 at byte"));
+	assert_non_null(strstr(err, "exceeds"));
+	free(buf);
+	unlink(path);
+}
+
+static void test_bad_headers(void **state)
+{
+	char path[] = "/tmp/dmt-rec-XXXXXX", err[800];
+	size_t len, fe[16];
+	uint8_t *buf;
+	int fd = mkstemp(path), nf, ret;
+
+	assert_true(fd >= 0);
+	close(fd);
+	buf = write_recording(path, &len, fe, &nf);
+	buf[0] = 'X';
+	read_all(buf, len, &ret, err, sizeof(err), NULL);
+	assert_string_equal(err, "rec: not a devmemtop recording (bad magic)");
+	buf[0] = 'D';
+	buf[8] = 2;
+	read_all(buf, len, &ret, err, sizeof(err), NULL);
+	assert_string_equal(err, "rec: recording format version 2, this devmemtop reads version 1");
+	buf[8] = 1;
+	/* data after the end frame */
+	{
+		uint8_t *two = malloc(2 * len);
+
+		memcpy(two, buf, len);
+		memcpy(two + len, buf + fe[0], fe[1] - fe[0]);
+		read_all(two, len + fe[1] - fe[0], &ret, err, sizeof(err), NULL);
+		assert_non_null(strstr(err, "after the end frame"));
+		free(two);
+	}
+	assert_null(rec_reader__open("/nonexistent/x.dmtrec"));
+	assert_int_equal(errno, ENOENT);
+	free(buf);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_snapshot_round_trip),
+		cmocka_unit_test(test_decode_rejects),
+		cmocka_unit_test(test_file_round_trip),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_bad_headers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
