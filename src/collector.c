@@ -247,8 +247,7 @@ static int probe_tracing(const struct btf *btf, const char *func, bool fexit, ch
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, ARRAY_SIZE(insns), &o);
 	if (fd < 0) {
 		err = -errno;
-		snprintf(why, len, "%s load refused: %s", fexit ? "fexit" : "fentry",
-			 strerror(-err));
+		snprintf(why, len, "fentry/fexit load refused: %s", strerror(-err));
 		return err;
 	}
 	lfd = bpf_raw_tracepoint_open(NULL, fd);

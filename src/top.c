@@ -662,8 +662,12 @@ int cmd_top(int argc, char **argv)
 			endwin();
 			ui = false;
 		}
-		fprintf(stderr, "devmemtop: no page pool or binding matched the filter%s%s (binding %u)\n",
-			o.iface[0] ? " --iface " : "", o.iface, o.binding);
+		char bid[24] = "";
+
+		if (o.binding)
+			snprintf(bid, sizeof(bid), " --binding %u", o.binding);
+		fprintf(stderr, "devmemtop: no page pool or binding matched the filter%s%s%s\n",
+			o.iface[0] ? " --iface " : "", o.iface, bid);
 		ret = 1;
 	}
 cleanup:

@@ -85,8 +85,16 @@ testbed_down() {
 	_TB_UP=0
 }
 
-# Our BPF program and link ids, for before/after comparisons.
-bpf_ids() {
-	{ bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/prog \1/p'
-	  bpftool link show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/link \1/p'; } | sort
+# BPF program and link ids a process holds, from its fdinfo ("prog 12").
+bpf_ids_of() {
+	grep -hE '^(prog|link)_id:' /proc/"$1"/fdinfo/* 2>/dev/null |
+		sed 's/_id:[[:space:]]*/ /' | sort -u
+}
+
+# Which of these ids ("prog 12" lines on stdin) still exist in the kernel.
+bpf_ids_alive() {
+	local kind id
+	while read -r kind id; do
+		bpftool "$kind" show id "$id" >/dev/null 2>&1 && echo "$kind $id"
+	done
 }
