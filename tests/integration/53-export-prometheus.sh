@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# End to end: a real Prometheus server (127.0.0.1, temporary config and
+# TSDB, 1 s scrapes, our rules loaded) scrapes the exporter during veth
+# traffic. Over its HTTP API: histogram_quantile() of the refill batch
+# histogram is a number within 1..64, rate() of the pool's holds is > 0
+# during traffic, and the recording rules produce the same kind of values.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/export_lib.sh"
+need_root
+need_dmt
+need_cmd curl
+need_cmd python3
+PROMETHEUS=${PROMETHEUS:-/usr/bin/prometheus}
+[ -x "$PROMETHEUS" ] || skip "$PROMETHEUS not installed (Debian package prometheus; scripts/install-deps.sh)"
+
+testbed_up
+export_start -i 500ms
+
+PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$TMPD/tsdb"
+cp "$TOP/dashboards/devmemtop-rules.yml" "$TMPD/"
+cat >"$TMPD/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $TMPD/devmemtop-rules.yml
+scrape_configs:
+  - job_name: devmemtop
+    static_configs:
+      - targets: ['127.0.0.1:$EXP_PORT']
+EOF
+"$PROMETHEUS" --config.file="$TMPD/prometheus.yml" --storage.tsdb.path="$TMPD/tsdb" \
+	--web.listen-address="127.0.0.1:$PPORT" --storage.tsdb.retention.time=1h \
+	>"$TMPD/prometheus.log" 2>&1 &
+prom_pid=$!
+_TB_PIDS+=($prom_pid)
+PURL=http://127.0.0.1:$PPORT
+for i in $(seq 1 100); do
+	curl -sf --max-time 1 "$PURL/-/ready" >/dev/null 2>&1 && break
+	kill -0 $prom_pid 2>/dev/null || fail "prometheus exited: $(tail -5 "$TMPD/prometheus.log")"
+	sleep 0.2
+done
+curl -sf --max-time 2 "$PURL/-/ready" >/dev/null || fail "prometheus not ready in 20 s"
+log "prometheus pid $prom_pid on $PURL scraping 127.0.0.1:$EXP_PORT"
+
+testbed_traffic 16
+sleep 12	# traffic on, a dozen scrapes and rule evaluations in
+
+# query EXPR: prints "value labels" per sample of an instant vector
+query() {
+	curl -sS --max-time 5 -G "$PURL/api/v1/query" --data-urlencode "query=$1" >"$TMPD/q.json" ||
+		fail "query failed: $1"
+	python3 - "$TMPD/q.json" <<'PY' || fail "bad answer to: $1 ($(cat "$TMPD/q.json"))"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "success", r
+assert r["data"]["resultType"] == "vector", r["data"]["resultType"]
+for s in r["data"]["result"]:
+    print(s["value"][1], json.dumps(s["metric"], sort_keys=True))
+PY
+}
+
+# in_range VALUE LO HI: a number (not NaN/Inf) with LO <= VALUE <= HI
+in_range() {
+	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and float(sys.argv[2]) <= v <= float(sys.argv[3]) else 1)' "$@"
+}
+
+up=$(query 'up{job="devmemtop"}')
+[ "${up%% *}" = 1 ] || fail "target not up: $up ($(curl -s "$PURL/api/v1/targets" | head -c 600))"
+
+sel="ifname=\"$IF_RX\""
+for q in 0.5 0.99; do
+	r=$(query "histogram_quantile($q, sum by (le) (rate(devmemtop_page_pool_refill_batch_items_bucket{$sel}[5s])))")
+	[ "$(echo "$r" | grep -c .)" = 1 ] || fail "p$q of the refill batch: want one sample, got '$r'"
+	v=${r%% *}
+	in_range "$v" 1 64 || fail "p$q refill batch size is $v, not within 1..64"
+	log "refill batch p$q over 5s on $IF_RX: $v"
+done
+r=$(query "sum(rate(devmemtop_page_pool_holds_total{$sel}[5s]))")
+v=${r%% *}
+in_range "$v" 1 1e12 || fail "holds rate during traffic is '$v', want > 0"
+log "holds rate on $IF_RX during traffic: $v/s"
+r=$(query "sum(rate(devmemtop_page_pool_releases_total{$sel}[5s]))")
+in_range "${r%% *}" 1 1e12 || fail "releases rate during traffic is '${r%% *}', want > 0"
+
+# the recording rules, evaluated by this server on the live data
+r=$(query "devmemtop:page_pool_refill_batch_items:p50_5m{$sel}")
+[ -n "$r" ] || fail "recording rule p50_5m has no sample for $IF_RX"
+in_range "${r%% *}" 1 64 || fail "recording rule p50_5m = ${r%% *}, not within 1..64"
+r=$(query "devmemtop:page_pool_refill_batch_items:mean_5m{$sel}")
+in_range "${r%% *}" 1 64 || fail "recording rule mean_5m = ${r%% *}, not within 1..64"
+r=$(query "devmemtop:page_pool_holds:rate1m{$sel}")
+in_range "${r%% *}" 1 1e12 || fail "recording rule holds rate1m = '${r%% *}', want > 0"
+log "recording rules: p50_5m, mean_5m ($(echo "${r%% *}" | cut -c1-10)/s holds) evaluate on live data"
+
+# no rule evaluation failed, and the stale-collection alert is quiet
+python3 - "$PURL" <<'PY' || fail "rule evaluation"
+import json, sys, urllib.request
+r = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/rules", timeout=5))
+bad = [(x["name"], x.get("lastError")) for g in r["data"]["groups"] for x in g["rules"]
+       if x.get("health") != "ok"]
+assert not bad, "unhealthy rules: %s" % bad
+firing = [x["name"] for g in r["data"]["groups"] for x in g["rules"]
+          if x.get("type") == "alerting" and x.get("state") != "inactive"]
+assert "DevmemtopCollectionStale" not in firing, firing
+print("  %d rules healthy, alerts not inactive: %s" %
+      (sum(len(g["rules"]) for g in r["data"]["groups"]), firing or "none"))
+PY
+
+testbed_wait
+kill $prom_pid
+wait $prom_pid 2>/dev/null
+export_stop
+pass "Prometheus scraped the exporter: refill batch quantiles within 1..64, holds rate > 0, rules healthy"
