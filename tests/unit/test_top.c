@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Live view option parsing, filters, and the JSON schema of a snapshot. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "json_out.h"
+#include "top.h"
+#include "util.h"
+
+#define ARGV(...) ((char *[]){ "devmemtop", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "devmemtop", __VA_ARGS__ }) / sizeof(char *)))
+#define PARSE(o, err, ...) top_parse_args(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), o, err, sizeof(err))
+
+static void test_args_good(void **state)
+{
+	struct top_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-i", "250ms", "-n", "3", "-b", "--iface", "eth0",
+			       "-B", "7", "-s", "inflight", "-m", "tp"), 0);
+	assert_int_equal(o.interval_ns, 250000000ULL);
+	assert_int_equal(o.count, 3);
+	assert_true(o.batch);
+	assert_string_equal(o.iface, "eth0");
+	assert_int_equal(o.binding, 7);
+	assert_int_equal(o.sort, TOP_SORT_INFLIGHT);
+	assert_int_equal(o.force_mode, DMT_MODE_TP_ONLY);
+	assert_int_equal(PARSE(&o, err, "--interval=2s", "--json"), 0);
+	assert_int_equal(o.interval_ns, 2000000000ULL);
+	assert_true(o.json);
+}
+
+static void test_args_bad(void **state)
+{
+	struct top_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-i", "10ms"), -EINVAL);
+	assert_non_null(strstr(err, "bad interval"));
+	assert_int_equal(PARSE(&o, err, "-n", "-3"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-n", "99999999999999999999"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--iface", "averyveryverylongname"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-B", "0"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--bogus"), -EINVAL);
+	assert_non_null(strstr(err, "--bogus"));
+	assert_int_equal(PARSE(&o, err, "-b", "-j"), -EINVAL);
+}
+
+static void test_duration(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(parse_duration_ns("1.5", &v), 0);
+	assert_int_equal(v, 1500000000ULL);
+	assert_int_equal(parse_duration_ns("20us", &v), 0);
+	assert_int_equal(v, 20000);
+	assert_int_equal(parse_duration_ns("1m", &v), 0);
+	assert_int_equal(v, 60000000000ULL);
+	assert_int_equal(parse_duration_ns("1x", &v), -EINVAL);
+	assert_int_equal(parse_duration_ns("", &v), -EINVAL);
+	assert_int_equal(parse_duration_ns("nan", &v), -EINVAL);
+	assert_int_equal(parse_duration_ns("1e30", &v), -ERANGE);
+}
+
+static void test_filters(void **state)
+{
+	struct dmt_pool_snap p = { .ifindex = 4, .binding_id = 3 };
+	struct dmt_binding_snap b = { .id = 3, .ifindex = 4 };
+	struct top_opts o;
+	char err[64];
+
+	strcpy(p.ifname, "eth0");
+	strcpy(b.ifname, "eth0");
+	assert_int_equal(PARSE(&o, err, "--iface", "eth0"), 0);
+	assert_true(top_pool_match(&o, &p));
+	assert_true(top_binding_match(&o, &b));
+	assert_int_equal(PARSE(&o, err, "--iface", "4"), 0);
+	assert_true(top_pool_match(&o, &p));
+	assert_int_equal(PARSE(&o, err, "--iface", "eth1"), 0);
+	assert_false(top_pool_match(&o, &p));
+	assert_int_equal(PARSE(&o, err, "-B", "9"), 0);
+	assert_false(top_pool_match(&o, &p));
+	assert_false(top_binding_match(&o, &b));
+}
+
+static void test_json_schema(void **state)
+{
+	struct dmt_pool_snap pool = { .addr = 0xffff1000, .id = 5, .ifindex = 2, .queue = -1,
+				      .holds = 640, .releases = 600, .inflight = 40,
+				      .netlink_inflight = -1, .destroy_inflight = -1 };
+	struct dmt_binding_snap bind = { .id = 9, .total_niovs = 512, .free_niovs = -1,
+					 .in_pools = 12, .held_by_sockets = -1, .occupancy = -1,
+					 .out_at_unbind = -1, .out_at_free = 3, .layout = "gen_pool" };
+	struct dmt_snapshot s = { .seq = 4, .mode = DMT_MODE_TP_ONLY, .n_pools = 1,
+				  .pools = &pool, .n_bindings = 1, .bindings = &bind };
+	struct json_object *o, *p, *v, *b;
+	char unav[512];
+
+	hist_batch_add(&pool.refill, 64, 10);
+	hist_log2_add(&bind.alloc_lat_ns, 3000, 4);
+	s.avail[DMT_M_POOL_HOLDS].available = true;
+	strcpy(s.avail[DMT_M_BIND_ALLOC_LATENCY].reason, "fentry/fexit load refused: EPERM");
+	strcpy(s.avail[DMT_M_BIND_FREE_LATENCY].reason, "fentry/fexit load refused: EPERM");
+	o = json_snapshot(&s);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "schema", &v));
+	assert_string_equal(json_object_get_string(v), "devmemtop.snapshot");
+	assert_true(json_object_object_get_ex(o, "version", &v));
+	assert_int_equal(json_object_get_int(v), 1);
+	assert_true(json_object_object_get_ex(o, "mode", &v));
+	assert_string_equal(json_object_get_string(v), "tracepoint-only");
+	assert_true(json_object_object_get_ex(o, "pools", &v));
+	p = json_object_array_get_idx(v, 0);
+	assert_true(json_object_object_get_ex(p, "inflight", &v));
+	assert_int_equal(json_object_get_int(v), 40);
+	/* unknown is null, never a number */
+	assert_true(json_object_object_get_ex(p, "queue", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(p, "refill_batch", &v));
+	assert_true(json_object_object_get_ex(v, "p50", &v));
+	assert_int_equal(json_object_get_int(v), 64);
+	assert_true(json_object_object_get_ex(o, "bindings", &v));
+	b = json_object_array_get_idx(v, 0);
+	assert_true(json_object_object_get_ex(b, "free_niovs", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(b, "leaked_at_free", &v));
+	assert_int_equal(json_object_get_int(v), 3);
+	assert_true(json_object_object_get_ex(b, "alloc_latency_ns", &v));
+	assert_true(json_object_object_get_ex(v, "p99", &v));
+	assert_int_equal(json_object_get_int(v), 4096);
+	json_object_put(o);
+
+	top_unavailable_summary(&s, unav, sizeof(unav));
+	/* grouped by reason: both latency metrics before one shared reason */
+	assert_non_null(strstr(unav, "binding_alloc_latency, binding_free_latency (fentry/fexit"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_args_good),
+		cmocka_unit_test(test_args_bad),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_json_schema),
+	};
+
+	return cmocka_run_group_tests_name("top", tests, NULL, NULL);
+}
