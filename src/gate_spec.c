@@ -721,6 +721,14 @@ static int parse_root(struct pctx *p, struct gate_spec *s)
 	return 0;
 }
 
+/* Messages quote the spec: keep them on one line whatever it contains. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
 struct gate_spec *gate_spec__parse_buf(const char *buf, size_t len, const char *name, char *err,
 				       size_t errlen)
 {
@@ -778,6 +786,7 @@ free_parser:
 		snprintf(err, errlen, "%s: out of memory", name);
 	}
 free_spec:
+	one_line(err);
 	gate_spec__free(s);
 	return NULL;
 }

@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the libFuzzer targets into build/fuzz/ (clang 14, ASan + UBSan).
+#   tests/fuzz/build.sh            -> build/fuzz/fuzz_spec, build/fuzz/fuzz_record
+set -eu
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$TOP/build/fuzz}
+CLANG=${CLANG:-clang}
+mkdir -p "$OUT"
+FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-std=gnu11 -D_GNU_SOURCE -I$TOP/src -I$TOP/bpf"
+COMMON="$TOP/src/gate_spec.c $TOP/src/gate_eval.c $TOP/src/hist.c $TOP/src/util.c"
+LIBS="-lyaml -ljson-c -lz -lm"
+# shellcheck disable=SC2086
+$CLANG $FLAGS -o "$OUT/fuzz_spec" "$TOP/tests/fuzz/fuzz_spec.c" $COMMON $LIBS
+# shellcheck disable=SC2086
+$CLANG $FLAGS -o "$OUT/fuzz_record" "$TOP/tests/fuzz/fuzz_record.c" "$TOP/src/record.c" $COMMON $LIBS
+echo "built $OUT/fuzz_spec $OUT/fuzz_record"
