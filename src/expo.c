@@ -70,6 +70,7 @@ enum {
 	F_LAST_COLLECT,
 	F_INTERVAL,
 	F_SCRAPES,
+	F_HTTP_TIMEOUTS,
 	F_SCRAPE_DURATION,
 	F__COUNT,
 };
@@ -186,6 +187,8 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	    "Configured time between snapshots."),
 	FAM(F_SCRAPES, "devmemtop_scrapes_total", "counter", -1, EXPO_SELF, NULL,
 	    "/metrics requests served, this one included."),
+	FAM(F_HTTP_TIMEOUTS, "devmemtop_http_request_timeouts_total", "counter", -1, EXPO_SELF, NULL,
+	    "HTTP connections closed because a request or response did not finish within --http-timeout."),
 	FAM(F_SCRAPE_DURATION, "devmemtop_scrape_duration_seconds", "gauge", -1, EXPO_SELF, NULL,
 	    "Time this scrape took to render, up to this line."),
 	[F__COUNT] = { .name = NULL },
@@ -581,6 +584,8 @@ static void render_self(struct promfmt *w, const struct expo_input *in)
 		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, in->interval_s);
 	if (fam(w, s, F_SCRAPES))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->scrapes);
+	if (fam(w, s, F_HTTP_TIMEOUTS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->http_timeouts);
 }
 
 int expo__render(struct promfmt *w, const struct expo_input *in)

@@ -69,6 +69,7 @@ struct expo_input {
 	uint64_t collections;		/* snapshots taken */
 	uint64_t collection_errors;
 	uint64_t scrapes;		/* /metrics requests, this one included */
+	uint64_t http_timeouts;		/* connections shut down at the deadline */
 };
 
 /* Everything but the scrape duration (which must be measured last). */

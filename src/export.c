@@ -9,9 +9,21 @@
  * the text from it outside the lock and drop the reference, so a slow or
  * stuck scrape never delays collection, and any number of scrapes run side
  * by side on the same snapshot.
+ *
+ * HTTP hardening: libmicrohttpd answers malformed requests (400), oversized
+ * request lines and headers (414/431, bounded by the per-connection memory
+ * limit) and closes idle connections after --http-timeout. Its timeout is an
+ * idle timeout, so a client that drips one header byte a second would hold
+ * a connection forever; the main thread therefore also shuts down any
+ * connection whose request has not arrived complete (or whose response has
+ * not been taken) within --http-timeout of its start or of its previous
+ * response. It does so on a dup() of the socket that it owns until
+ * libmicrohttpd reports the connection closed, so a reused descriptor is
+ * never touched.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -34,6 +46,7 @@
 #define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
 #define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
+#define EXPORT_TICK_NS		(250ULL * 1000000ULL)
 
 /* An immutable snapshot shared between the collector and HTTP threads. */
 struct pub {
@@ -52,6 +65,14 @@ struct exporter_opts {
 	unsigned int max_conns;
 };
 
+/* One HTTP connection, for the request deadline. */
+struct conn_track {
+	struct conn_track *next, *prev;
+	int fd;			/* our dup of the connection's socket */
+	uint64_t since_ns;	/* connection start or last answer */
+	bool reaped;
+};
+
 struct exporter {
 	int lfd;
 	char addr_str[80];
@@ -62,6 +83,9 @@ struct exporter {
 	unsigned int http_timeout_s;
 	unsigned int max_conns;
 	uint64_t scrapes;		/* atomic */
+	pthread_mutex_t conn_lock;
+	struct conn_track conns;	/* list head */
+	uint64_t timed_out;		/* atomic: connections shut down */
 };
 
 static void pub_put(struct pub *p)
@@ -205,6 +229,8 @@ static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, 
 	}
 	ex->lfd = -1;
 	pthread_mutex_init(&ex->lock, NULL);
+	pthread_mutex_init(&ex->conn_lock, NULL);
+	ex->conns.next = ex->conns.prev = &ex->conns;
 	ex->interval_s = o->interval_s;
 	ex->http_timeout_s = o->http_timeout_s;
 	ex->max_conns = o->max_conns;
@@ -275,6 +301,87 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
 		     MHD_RESPMEM_PERSISTENT);
 }
 
+static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+			enum MHD_ConnectionNotificationCode toe)
+{
+	struct exporter *ex = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn_track *t;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		t = calloc(1, sizeof(*t));
+		if (!t || !ci)
+			goto no_track;
+		t->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0);
+		if (t->fd < 0)
+			goto no_track;
+		t->since_ns = now_mono_ns();
+		pthread_mutex_lock(&ex->conn_lock);
+		t->next = ex->conns.next;
+		t->prev = &ex->conns;
+		ex->conns.next->prev = t;
+		ex->conns.next = t;
+		pthread_mutex_unlock(&ex->conn_lock);
+		*socket_context = t;
+		return;
+no_track:
+		/* still served, only without the deadline (idle timeout applies) */
+		free(t);
+		*socket_context = NULL;
+		return;
+	}
+	t = *socket_context;
+	if (!t)
+		return;
+	pthread_mutex_lock(&ex->conn_lock);
+	t->prev->next = t->next;
+	t->next->prev = t->prev;
+	pthread_mutex_unlock(&ex->conn_lock);
+	close(t->fd);
+	free(t);
+	*socket_context = NULL;
+}
+
+/* A request arrived complete, or a response went out: restart the deadline. */
+static void conn_answered(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn_track *t;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	t = ci ? ci->socket_context : NULL;
+	if (t)
+		__atomic_store_n(&t->since_ns, now_mono_ns(), __ATOMIC_RELAXED);
+}
+
+static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			      enum MHD_RequestTerminationCode toe)
+{
+	conn_answered(c);
+}
+
+/* Shut down connections past the request deadline; libmicrohttpd then closes them. */
+static void exporter__reap(struct exporter *ex)
+{
+	uint64_t now = now_mono_ns(), limit = ex->http_timeout_s * 1000000000ULL;
+	struct conn_track *t;
+
+	pthread_mutex_lock(&ex->conn_lock);
+	for (t = ex->conns.next; t != &ex->conns; t = t->next) {
+		uint64_t since = __atomic_load_n(&t->since_ns, __ATOMIC_RELAXED);
+
+		if (t->reaped || now < since || now - since <= limit)
+			continue;
+		shutdown(t->fd, SHUT_RDWR);
+		t->reaped = true;
+		__atomic_add_fetch(&ex->timed_out, 1, __ATOMIC_RELAXED);
+		pr_info("export: closed an HTTP connection past the %us request deadline\n",
+			ex->http_timeout_s);
+	}
+	pthread_mutex_unlock(&ex->conn_lock);
+}
+
 static const char index_html[] =
 	"<!DOCTYPE html>\n<html><head><title>devmemtop exporter</title></head>\n"
 	"<body><h1>devmemtop exporter</h1>\n"
@@ -307,6 +414,7 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 	in.collections = p->collections;
 	in.collection_errors = p->errors;
 	in.scrapes = __atomic_add_fetch(&ex->scrapes, 1, __ATOMIC_RELAXED);
+	in.http_timeouts = __atomic_load_n(&ex->timed_out, __ATOMIC_RELAXED);
 	err = expo__render(w, &in);
 	pub_put(p);
 	if (!err)
@@ -345,6 +453,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct exporter *ex = cls;
 
+	conn_answered(c);
 	/* Read-only: anything but GET and HEAD is refused before its body is read. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
@@ -379,6 +488,10 @@ static int exporter__start(struct exporter *ex)
 				   MHD_OPTION_CONNECTION_TIMEOUT, ex->http_timeout_s,
 				   /* request line + headers must fit in this */
 				   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+				   /* RFC 7230: e.g. 400 for HTTP/1.1 without Host */
+				   MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+				   MHD_OPTION_NOTIFY_CONNECTION, notify_conn, ex,
+				   MHD_OPTION_NOTIFY_COMPLETED, request_completed, ex,
 				   MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				   MHD_OPTION_END);
 	if (!ex->mhd)
@@ -396,6 +509,7 @@ static void exporter__free(struct exporter *ex)
 		close(ex->lfd);
 	pub_put(ex->cur);
 	pthread_mutex_destroy(&ex->lock);
+	pthread_mutex_destroy(&ex->conn_lock);
 	free(ex);
 }
 
@@ -406,7 +520,8 @@ static void usage(FILE *f)
 		"Serve page pool and devmem metrics for Prometheus on /metrics.\n\n"
 		"  -l, --listen ADDR:PORT   listen address (default %s; [::1]:PORT for IPv6)\n"
 		"  -i, --interval DUR       time between snapshots (default 2s; 100ms..1h)\n"
-		"      --http-timeout SECS  close idle or slow HTTP connections (default 10)\n"
+		"      --http-timeout SECS  close HTTP connections idle, or with a request or\n"
+		"                           response unfinished, this long (default 10)\n"
 		"      --max-connections N  concurrent HTTP connections (default 64)\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
@@ -602,21 +717,25 @@ int cmd_export(int argc, char **argv)
 	fprintf(stderr, "devmemtop export: serving http://%s/metrics (mode %s, every %gs)\n",
 		ex->addr_str, dmt_mode_name(collector__mode(col)), eo.interval_s);
 
-	for (uint64_t next = now_mono_ns() + interval_ns;; next += interval_ns) {
-		uint64_t now = now_mono_ns();
-		struct timespec ts = {};
+	/* Snapshots every interval; the HTTP request deadline checked every tick. */
+	for (uint64_t next = now_mono_ns() + interval_ns;;) {
+		uint64_t now = now_mono_ns(), wait;
+		struct timespec ts;
 		int sig;
 
-		if (next > now) {
-			ts.tv_sec = (next - now) / 1000000000ULL;
-			ts.tv_nsec = (next - now) % 1000000000ULL;
+		exporter__reap(ex);
+		if (now < next) {
+			wait = next - now < EXPORT_TICK_NS ? next - now : EXPORT_TICK_NS;
+			ts.tv_sec = wait / 1000000000ULL;
+			ts.tv_nsec = wait % 1000000000ULL;
 			sig = sigtimedwait(&sigs, NULL, &ts);
 			if (sig == SIGINT || sig == SIGTERM)
 				break;
-		} else {
-			/* fell behind (suspend, slow collection): do not burst */
-			next = now;
+			continue;
 		}
+		next += interval_ns;
+		if (next <= now)	/* fell behind (suspend, slow collection): no burst */
+			next = now + interval_ns;
 		err = collector__snapshot(col, &snap);
 		if (err) {
 			errors++;
