@@ -12,9 +12,10 @@ need_dmt
 need_cmd curl
 need_cmd promtool
 need_cmd python3
-before=$(bpf_ids)
 testbed_up
 export_start -i 500ms
+ids=$(bpf_ids_of "$EXP_PID")
+[ -n "$ids" ] || fail "the exporter holds no BPF programs or links"
 testbed_traffic 6
 sleep 1.5
 
@@ -105,7 +106,7 @@ fi
 
 export_stop
 sleep 0.5
-after=$(bpf_ids)
-leftover=$(comm -13 <(echo "$before") <(echo "$after"))
+leftover=$(echo "$ids" | bpf_ids_alive)
 [ -z "$leftover" ] || fail "BPF objects left after the exporter stopped: $leftover"
+log "its $(echo "$ids" | wc -l) BPF programs/links are gone after SIGTERM"
 pass "scrapes valid, pool $pool with $holds holds and $batches refills, concurrent scrapes ok"
