@@ -594,7 +594,8 @@ int cmd_export(int argc, char **argv)
 	int opt, err = 0, ret = 1;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:i:vh", longopts, NULL)) != -1) {
+	opterr = 0;	/* our own one-line messages */
+	while ((opt = getopt_long(argc, argv, ":l:i:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			eo.listen = optarg;
@@ -641,8 +642,13 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			fprintf(stderr, "devmemtop export: option '%s' needs a value (try --help)\n",
+				argv[optind - 1]);
+			return 2;
 		default:
-			fprintf(stderr, "devmemtop export: try 'devmemtop export --help'\n");
+			fprintf(stderr, "devmemtop export: unknown option '%s' (try --help)\n",
+				argv[optind - 1]);
 			return 2;
 		}
 	}
