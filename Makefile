@@ -46,7 +46,8 @@ LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all clean install uninstall check test unit-tests integration-tests vmtest test-assets \
+.PHONY: all clean install uninstall check check-all test run unit-tests integration-tests vmtest \
+	test-assets bench-assets \
 	bench fuzz deps
 
 all: $(OUTPUT)/devmemtop
@@ -81,6 +82,23 @@ $(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
 
 test-assets: $(OUTPUT)/xdp_pass.bpf.o
 
+$(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bench/empty.bpf.o: bench/empty.bpf.c | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+
+bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
+
+# Per-event overhead of the hot-path programs (README, Overhead).
+bench: all bench-assets
+	$(Q)bench/overhead.sh
+
 unit-tests: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 
@@ -90,11 +108,21 @@ integration-tests: all test-assets
 vmtest: all
 	$(Q)scripts/lab/vmtest.sh
 
-# The README's test command: everything, as CI runs it.
-check test: all unit-tests integration-tests vmtest
+# The README's two commands. Both install what is missing first, then run
+# a fresh make so pkg-config sees the libraries just installed.
+run:
+	$(Q)scripts/install-deps.sh --run
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(OUTPUT)/devmemtop $(ARGS)
+
+check test:
+	$(Q)scripts/install-deps.sh --lab
+	$(Q)$(MAKE) --no-print-directory check-all
+
+check-all: all unit-tests integration-tests vmtest
 
 deps:
-	$(Q)scripts/install-deps.sh
+	$(Q)scripts/install-deps.sh --lab
 
 install: all
 	install -D -m 0755 $(OUTPUT)/devmemtop $(DESTDIR)$(BINDIR)/devmemtop

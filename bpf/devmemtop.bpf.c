@@ -32,6 +32,13 @@ struct {
 } pools SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DMT_POOL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dmt_pool);
+} pool_slots SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DMT_MAX_BINDINGS);
 	__type(key, __u32);
@@ -172,6 +179,22 @@ static __always_inline struct net_device *netdev_of_device(struct device *d)
 }
 
 /* First sight of a pool: read its identity once, off the hot path. */
+static __always_inline __u32 pool_slot(const struct page_pool *pool)
+{
+	return pool->user.id & (DMT_POOL_SLOTS - 1);
+}
+
+/* The pool's entry: its slot if it owns it, else the hash map. */
+static __always_inline struct dmt_pool *pool_find(const struct page_pool *pool, __u64 key)
+{
+	__u32 idx = pool_slot(pool);
+	struct dmt_pool *v = bpf_map_lookup_elem(&pool_slots, &idx);
+
+	if (v && v->addr == key)
+		return v;
+	return bpf_map_lookup_elem(&pools, &key);
+}
+
 static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 hold,
 					    __u32 release, bool have_hold)
 {
@@ -179,12 +202,18 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 	struct net_device *dev;
 	struct napi_struct *napi;
 	struct dmt_pool *v;
+	__u32 idx;
 
-	bpf_map_update_elem(&pools, &key, &pool_template, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&pools, &key);
-	if (!v) {
-		cnt_inc(DMT_CNT_POOL_MAP_FULL, 1);
-		return NULL;
+	/* claim the id's slot if it is free, else take a hash entry */
+	idx = BPF_CORE_READ(pool, user.id) & (DMT_POOL_SLOTS - 1);
+	v = bpf_map_lookup_elem(&pool_slots, &idx);
+	if (!v || __sync_val_compare_and_swap(&v->addr, 0, key) != 0) {
+		bpf_map_update_elem(&pools, &key, &pool_template, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&pools, &key);
+		if (!v) {
+			cnt_inc(DMT_CNT_POOL_MAP_FULL, 1);
+			return NULL;
+		}
 	}
 	v->addr = key;
 	v->first_ns = bpf_ktime_get_ns();
@@ -246,7 +275,7 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 	struct dmt_pool *v;
 	__u32 n;
 
-	v = bpf_map_lookup_elem(&pools, &key);
+	v = pool_find(pool, key);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
 		if (!v)
@@ -284,7 +313,7 @@ int BPF_PROG(pp_release, const struct page_pool *pool, netmem_ref netmem, __u32 
 	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 
-	v = bpf_map_lookup_elem(&pools, &key);
+	v = pool_find(pool, key);
 	if (!v) {
 		pool_new(pool, 0, release, false);
 		return 0;
@@ -302,7 +331,7 @@ int BPF_PROG(pp_destroy, const struct page_pool *pool, __s32 inflight, __u32 hol
 	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 
-	v = bpf_map_lookup_elem(&pools, &key);
+	v = pool_find(pool, key);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
 		if (!v)
@@ -333,7 +362,7 @@ int BPF_PROG(pp_nid, const struct page_pool *pool, int new_nid)
 	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 
-	v = bpf_map_lookup_elem(&pools, &key);
+	v = pool_find(pool, key);
 	if (!v)
 		return 0;
 	v->nid = new_nid;

@@ -162,6 +162,12 @@ enum dmt_counter {
 };
 
 #define DMT_MAX_POOLS		4096
+/*
+ * Pools live in an array slot indexed by their netlink id (an array lookup
+ * is inlined by the verifier: the hot path pays no hash); a pool whose slot
+ * is taken by another live pool goes to the hash map instead.
+ */
+#define DMT_POOL_SLOTS		1024
 #define DMT_MAX_BINDINGS	256
 
 #endif /* DEVMEMTOP_H */

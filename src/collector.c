@@ -748,6 +748,7 @@ static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct 
 {
 	memset(p, 0, sizeof(*p));
 	p->addr = v->addr;
+	p->provider_priv = v->mp_priv;
 	p->id = v->id;
 	p->ifindex = v->ifindex;
 	memcpy(p->ifname, v->ifname, sizeof(p->ifname));
@@ -782,40 +783,57 @@ static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct 
 	p->refill.sum = v->refill.sum;
 }
 
+static int pool_push(struct collector *c, struct dmt_snapshot *s, size_t *cap,
+		     const struct dmt_pool *v)
+{
+	if (s->n_pools == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		void *np = realloc(s->pools, ncap * sizeof(*s->pools));
+
+		if (!np)
+			return -ENOMEM;
+		s->pools = np;
+		*cap = ncap;
+	}
+	pool_from_map(c, v, &s->pools[s->n_pools++]);
+	return 0;
+}
+
 static int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
+	static const struct dmt_pool zero;
 	int fd = bpf_map__fd(c->skel->maps.pools);
+	int slots_fd = bpf_map__fd(c->skel->maps.pool_slots);
 	__u64 key, next, *gone = NULL;
-	size_t n_gone = 0, cap = 64;
+	size_t n_gone = 0, cap = 0;
 	struct dmt_pool v;
-	void *np;
 	int err = 0;
 
-	s->pools = calloc(cap, sizeof(*s->pools));
-	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
-	if (!s->pools || !gone) {
-		err = -ENOMEM;
-		goto out;
+	/* the id-indexed slots first, then the overflow hash */
+	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++) {
+		if (bpf_map_lookup_elem(slots_fd, &i, &v) || !v.addr)
+			continue;
+		err = pool_push(c, s, &cap, &v);
+		if (err)
+			return err;
+		/* a destroyed pool is reported in this snapshot, then forgotten */
+		if (v.flags & DMT_POOL_GONE)
+			bpf_map_update_elem(slots_fd, &i, &zero, BPF_EXIST);
 	}
+	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
+	if (!gone)
+		return -ENOMEM;
 	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
 	     r = bpf_map_get_next_key(fd, &key, &next)) {
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;	/* deleted meanwhile */
-		if (s->n_pools == cap) {
-			np = realloc(s->pools, 2 * cap * sizeof(*s->pools));
-			if (!np) {
-				err = -ENOMEM;
-				goto out;
-			}
-			s->pools = np;
-			cap *= 2;
-		}
-		pool_from_map(c, &v, &s->pools[s->n_pools++]);
+		err = pool_push(c, s, &cap, &v);
+		if (err)
+			goto out;
 		if ((v.flags & DMT_POOL_GONE) && n_gone < DMT_MAX_POOLS)
 			gone[n_gone++] = key;
 	}
-	/* a destroyed pool is reported in this snapshot, then forgotten */
 	for (size_t i = 0; i < n_gone; i++)
 		bpf_map_delete_elem(fd, &gone[i]);
 out:
@@ -1026,7 +1044,6 @@ static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct 
 
 static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 {
-	int pool_fd = bpf_map__fd(c->skel->maps.pools);
 	struct addr_vec addrs = {};
 	int err;
 
@@ -1040,8 +1057,6 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 	for (size_t i = 0; i < s->n_pools; i++) {
 		struct dmt_pool_snap *p = &s->pools[i];
 		struct dmt_binding_snap *b;
-		struct dmt_pool pv;
-		__u64 pk = p->addr;
 
 		if (p->kind != DMT_KIND_DEVMEM || !p->binding_id)
 			continue;
@@ -1061,11 +1076,9 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 		b->pools++;
 		b->in_pools = (b->in_pools < 0 ? 0 : b->in_pools) + (p->inflight > 0 ? p->inflight : 0);
 		/* a live pool holds a reference on its binding: safe to walk */
-		if (pk && !bpf_map_lookup_elem(pool_fd, &pk, &pv)) {
-			err = addr_set(&addrs, b - s->bindings, pv.mp_priv);
-			if (err)
-				goto out;
-		}
+		err = addr_set(&addrs, b - s->bindings, p->provider_priv);
+		if (err)
+			goto out;
 	}
 	for (size_t i = 0; i < s->n_bindings; i++) {
 		struct dmt_binding_snap *b = &s->bindings[i];

@@ -73,6 +73,7 @@ enum dmt_pool_kind {
 
 struct dmt_pool_snap {
 	uint64_t addr;
+	uint64_t provider_priv;		/* kernel address: devmem binding */
 	uint32_t id;			/* netlink id, 0 when unlisted */
 	int ifindex;
 	char ifname[DMT_IFNAMSIZ];

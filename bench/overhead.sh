@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Per-event cost of devmemtop's hot-path programs (page_pool hold/release),
+# side by side in one run with (a) empty tp_btf programs on the same
+# tracepoints and (b) an equivalent bpftrace script (bench/pool.bt), all
+# attached at once to the same veth test bed traffic. Costs come from the
+# kernel's own accounting (kernel.bpf_stats_enabled: run_time_ns / run_cnt
+# per program). Prints each round and the median ratios against the targets:
+# ours <= 1.5x empty, bpftrace >= 4x ours.
+#
+# usage: bench/overhead.sh [ROUNDS] [SECONDS]     (root; default 3 rounds of 6 s)
+source "$(dirname "$0")/../tests/integration/lib.sh"
+ROUNDS=${1:-3}
+SECS=${2:-6}
+need_root
+need_dmt
+need_cmd bpftrace
+need_cmd bpftool
+ATTACH=$TOP/build/bench/attach
+EMPTY=$TOP/build/bench/empty.bpf.o
+[ -x "$ATTACH" ] && [ -f "$EMPTY" ] || fail "make bench-assets first"
+
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
+trap restore EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# prog id -> "name run_time_ns run_cnt" for the programs a process holds
+prog_stats() {
+	local id
+	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
+		bpftool -j prog show id "$id" 2>/dev/null
+		echo
+	done
+}
+
+testbed_up
+"$DMT" --json -i 1s >/dev/null 2>"$TMPD/dmt.err" &
+dmt=$!; _TB_PIDS+=($dmt)
+"$ATTACH" "$EMPTY" >"$TMPD/empty.out" 2>&1 &
+empty=$!; _TB_PIDS+=($empty)
+bpftrace "$TOP/bench/pool.bt" >"$TMPD/bt.out" 2>&1 &
+bt=$!; _TB_PIDS+=($bt)
+for i in $(seq 100); do
+	grep -q ready "$TMPD/empty.out" && grep -q Attaching "$TMPD/bt.out" && break
+	sleep 0.2
+done
+grep -q Attaching "$TMPD/bt.out" || fail "bpftrace did not attach: $(cat "$TMPD/bt.out")"
+sleep 1
+
+for r in $(seq "$ROUNDS"); do
+	{ prog_stats $dmt; } >"$TMPD/dmt.$r.a"; prog_stats $empty >"$TMPD/empty.$r.a"
+	prog_stats $bt >"$TMPD/bt.$r.a"
+	testbed_traffic "$SECS"
+	testbed_wait
+	prog_stats $dmt >"$TMPD/dmt.$r.b"; prog_stats $empty >"$TMPD/empty.$r.b"
+	prog_stats $bt >"$TMPD/bt.$r.b"
+done
+
+python3 - "$TMPD" "$ROUNDS" <<'PY'
+import json, statistics, sys
+d, rounds = sys.argv[1], int(sys.argv[2])
+
+def load(path):
+    out = {}
+    for chunk in open(path).read().split("\n"):
+        chunk = chunk.strip()
+        if chunk:
+            p = json.loads(chunk)
+            out[p["name"]] = (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+    return out
+
+def per_event(who, r, match):
+    a, b = load("%s/%s.%d.a" % (d, who, r)), load("%s/%s.%d.b" % (d, who, r))
+    t = n = 0
+    for name in b:
+        if match(name):
+            t += b[name][0] - a.get(name, (0, 0))[0]
+            n += b[name][1] - a.get(name, (0, 0))[1]
+    return (t / n if n else float("nan")), n
+
+rows = []
+print("round  events   devmemtop ns/ev  empty ns/ev  bpftrace ns/ev  ours/empty  bpftrace/ours")
+for r in range(1, rounds + 1):
+    ours, n = per_event("dmt", r, lambda s: s in ("pp_hold", "pp_release"))
+    empty, _ = per_event("empty", r, lambda s: s in ("empty_hold", "empty_release"))
+    bt, _ = per_event("bt", r, lambda s: "page_pool" in s or "tracepoint" in s)
+    rows.append((ours, empty, bt))
+    print("%5d %8d %16.1f %12.1f %15.1f %11.2f %14.2f" % (r, n, ours, empty, bt, ours / empty, bt / ours))
+mo = statistics.median(o / e for o, e, _ in rows)
+mb = statistics.median(b / o for o, _, b in rows)
+print("median ours/empty = %.2f (target <= 1.5): %s" % (mo, "MET" if mo <= 1.5 else "MISSED"))
+print("median bpftrace/ours = %.2f (target >= 4): %s" % (mb, "MET" if mb >= 4 else "MISSED"))
+PY
