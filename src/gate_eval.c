@@ -583,9 +583,12 @@ int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
 			r->chk = &spec->checks[i];
 			r->th = &spec->checks[i].thresholds[j];
 			eval_one(e, &e->cs[i], r);
-			r->status = r->has_data && gate_op_holds(r->th->op, r->observed,
-								 r->th->value) ?
-				    GATE_PASS : GATE_FAIL;
+			if (!r->has_data && r->chk->no_data_skip)
+				r->status = GATE_SKIP;
+			else
+				r->status = r->has_data && gate_op_holds(r->th->op, r->observed,
+									 r->th->value) ?
+					    GATE_PASS : GATE_FAIL;
 		}
 	}
 	gate_report__count(rep);

@@ -543,7 +543,7 @@ static int parse_selectors(struct pctx *p, struct gate_check *c, const yaml_node
 		int64_t *ip = NULL, max = INT32_MAX;
 
 		if (!strcmp(key, "metric") || !strcmp(key, "optional") ||
-		    !strcmp(key, "expect"))
+		    !strcmp(key, "expect") || !strcmp(key, "no_data"))
 			continue;
 		if (d->obj == GM_OBJ_GLOBAL)
 			return perr(p, k, 0, "%s is global and takes no selector ('%s')", d->name,
@@ -603,8 +603,8 @@ static int unknown_metric(struct pctx *p, const yaml_node_t *n)
 static int parse_check(struct pctx *p, struct gate_check *c, const yaml_node_t *map)
 {
 	static const char *const keys[] = {
-		"metric", "optional", "expect", "interface", "ifindex", "binding", "pool",
-		"kind", "queue", NULL,
+		"metric", "optional", "no_data", "expect", "interface", "ifindex", "binding",
+		"pool", "kind", "queue", NULL,
 	};
 	yaml_node_t *n, *exp;
 	int m;
@@ -628,6 +628,15 @@ static int parse_check(struct pctx *p, struct gate_check *c, const yaml_node_t *
 	n = map_get(p, map, "optional");
 	if (n && parse_bool_node(p, n, "optional", &c->optional))
 		return -EINVAL;
+	n = map_get(p, map, "no_data");
+	if (n) {
+		if (want_type(p, n, YAML_SCALAR_NODE, "no_data"))
+			return -EINVAL;
+		if (!strcmp(scalar(n), "skip"))
+			c->no_data_skip = true;
+		else if (strcmp(scalar(n), "fail"))
+			return perr(p, n, 0, "no_data must be fail or skip, not '%s'", scalar(n));
+	}
 	if (parse_selectors(p, c, map))
 		return -EINVAL;
 	exp = map_get(p, map, "expect");

@@ -38,6 +38,7 @@ static void test_good_spec(void **state)
 		"      - rate >= 10/s\n"
 		"  - metric: binding.occupancy\n"
 		"    optional: true\n"
+		"    no_data: skip\n"
 		"    expect: max < 95%\n"
 		"  - metric: pool.refill_batch\n"
 		"    kind: devmem\n"
@@ -85,6 +86,8 @@ static void test_good_spec(void **state)
 
 	c = &s->checks[1];
 	assert_true(c->optional);
+	assert_true(c->no_data_skip);
+	assert_false(s->checks[0].no_data_skip);
 	assert_string_equal(c->sel_str, "*");
 	assert_int_equal(c->n_thresholds, 1);
 	assert_true(c->thresholds[0].value == 95);
@@ -238,6 +241,8 @@ static void test_bad_specs(void **state)
 		{ "thresholds:\n  - metric: pool.holds\n    expect: [count > 0]\n---\nname: x\n",
 		  "t.yaml:4:1: ", "only one YAML document" },
 		{ "thresholds:\n  - 3\n", "t.yaml:2:5: ", "a threshold entry must be a mapping" },
+		{ "thresholds:\n  - metric: pool.holds\n    no_data: pass\n    expect: [count > 0]\n",
+		  "t.yaml:3:14: ", "no_data must be fail or skip, not 'pass'" },
 		{ "? [a]\n: 1\n", "t.yaml:1:3: ", "a key must be a scalar" },
 	};
 	char err[1024];

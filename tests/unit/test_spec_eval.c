@@ -302,6 +302,15 @@ static void test_leaks_and_failures(void **state)
 	assert_int_equal(res(&rep, 2)->status, GATE_PASS);
 	gate_report__fini(&rep);
 
+	/* no_data: skip turns the missing leak data into SKIP, never PASS */
+	s->checks[0].no_data_skip = true;
+	run(s, sn, 2, &rep);
+	assert_int_equal(res(&rep, 0)->status, GATE_SKIP);
+	assert_int_equal(gate_report__exit_code(&rep), 0);
+	assert_int_equal(rep.n_skip, 2);
+	gate_report__fini(&rep);
+	s->checks[0].no_data_skip = false;
+
 	/* binding 2 freed with 5 niovs out, binding 1 leak-free; 3 failures */
 	sn[1]->bindings[0].out_at_free = 0;
 	sn[1]->bindings[1].out_at_free = 5;
