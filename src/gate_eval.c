@@ -13,7 +13,10 @@
 union accum {
 	struct hist_batch b;
 	struct hist_log2 l;
-	uint64_t c;
+	struct {
+		uint64_t c;	/* counters; ratio numerator */
+		uint64_t c2;	/* ratio denominator */
+	};
 };
 
 /* One pool/binding (or the global counters) as one check sees it. */
@@ -145,6 +148,10 @@ static void read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o
 	case GM_BIND_FREE_LATENCY: a->l = b->free_lat_ns; break;
 	case GM_BIND_ALLOC_CALLS: a->c = b->alloc_calls; break;
 	case GM_BIND_ALLOC_NIOVS: a->c = b->alloc_niovs; break;
+	case GM_BIND_NIOVS_PER_CALL:
+		a->c = b->alloc_niovs;
+		a->c2 = b->alloc_calls;
+		break;
 	case GM_BIND_ALLOC_FAILURES: a->c = b->alloc_fail; break;
 	case GM_BIND_RELEASES: a->c = b->free_niovs_count; break;
 	case GM_DONTNEED_TOKENS: a->c = s->dontneed_tokens; break;
@@ -162,9 +169,10 @@ static int accum_sub(enum gm_type t, union accum *d, const union accum *a, const
 	case GM_HIST_BATCH: return hist_batch_sub(&d->b, &a->b, &b->b);
 	case GM_HIST_LOG2: return hist_log2_sub(&d->l, &a->l, &b->l);
 	default:
-		if (a->c < b->c)
+		if (a->c < b->c || a->c2 < b->c2)
 			return -EINVAL;
 		d->c = a->c - b->c;
+		d->c2 = a->c2 - b->c2;
 		return 0;
 	}
 }
@@ -174,7 +182,10 @@ static void accum_add(enum gm_type t, union accum *d, const union accum *a)
 	switch (t) {
 	case GM_HIST_BATCH: hist_batch_merge(&d->b, &a->b); break;
 	case GM_HIST_LOG2: hist_log2_merge(&d->l, &a->l); break;
-	default: d->c += a->c; break;
+	default:
+		d->c += a->c;
+		d->c2 += a->c2;
+		break;
 	}
 }
 
@@ -530,6 +541,13 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 	for (size_t i = 0; i < cs->n_objs; i++)
 		if (!accum_sub(d->type, &diff, &cs->objs[i].last, &cs->objs[i].base))
 			accum_add(d->type, &sum, &diff);
+	if (d->type == GM_RATIO) {
+		r->has_data = sum.c2 > 0;
+		r->observed = sum.c2 ? (double)sum.c / sum.c2 : 0;
+		if (!r->has_data)
+			snprintf(r->note, sizeof(r->note), "no data: no provider call in the run");
+		return;
+	}
 	if (d->type == GM_COUNTER) {
 		r->has_data = true;
 		r->bound = GATE_EXACT;

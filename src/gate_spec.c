@@ -60,6 +60,9 @@ static const struct gm_def gm_defs[GM__COUNT] = {
 	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS, "provider allocation calls"),
 	P(GM_BIND_ALLOC_NIOVS, "binding.alloc_niovs", GM_OBJ_BINDING, GM_COUNTER,
 	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS, "niovs handed to page pools"),
+	P(GM_BIND_NIOVS_PER_CALL, "binding.niovs_per_call", GM_OBJ_BINDING, GM_RATIO,
+	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS,
+	  "niovs taken per provider allocation call over the run (bulk refill)"),
 	P(GM_BIND_ALLOC_FAILURES, "binding.alloc_failures", GM_OBJ_BINDING, GM_COUNTER,
 	  GM_UNIT_NONE, DMT_M_BIND_ALLOC_FAIL, "failed provider allocations"),
 	P(GM_BIND_RELEASES, "binding.releases", GM_OBJ_BINDING, GM_COUNTER, GM_UNIT_NONE,
@@ -143,6 +146,8 @@ static bool stat_allowed(enum gm_type t, enum gate_stat s)
 		return s == GS_MAX || s == GS_MIN || s == GS_AVG || s == GS_LAST;
 	case GM_TOTAL:
 		return s == GS_SUM || s == GS_MAX;
+	case GM_RATIO:
+		return s == GS_AVG;
 	}
 	return false;
 }
@@ -159,6 +164,8 @@ static const char *stats_of(enum gm_type t)
 		return "max, min, avg, last";
 	case GM_TOTAL:
 		return "sum, max";
+	case GM_RATIO:
+		return "avg";
 	}
 	return "";
 }

@@ -32,6 +32,7 @@ enum gm_type {
 	GM_COUNTER,		/* monotonic: last - first over the run */
 	GM_GAUGE,		/* sampled at every snapshot */
 	GM_TOTAL,		/* last known value per object, summed */
+	GM_RATIO,		/* (last - first) of one counter over another's */
 };
 
 enum gm_unit {
@@ -60,6 +61,7 @@ enum gm_id {
 	GM_BIND_HELD_BY_SOCKETS,
 	GM_BIND_ALLOC_CALLS,
 	GM_BIND_ALLOC_NIOVS,
+	GM_BIND_NIOVS_PER_CALL,
 	GM_BIND_ALLOC_FAILURES,
 	GM_BIND_RELEASES,
 	GM_BIND_OUT_AT_UNBIND,

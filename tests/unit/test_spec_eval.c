@@ -286,7 +286,9 @@ static void test_leaks_and_failures(void **state)
 		"  - metric: binding.leaked_niovs\n"
 		"    expect: [sum == 0, max == 0]\n"
 		"  - metric: binding.alloc_failures\n"
-		"    expect: [count == 0]\n");
+		"    expect: [count == 0]\n"
+		"  - metric: binding.niovs_per_call\n"
+		"    expect: [avg >= 32]\n");
 	struct dmt_snapshot *sn[2];
 	struct gate_report rep;
 
@@ -300,13 +302,35 @@ static void test_leaks_and_failures(void **state)
 	assert_int_equal(res(&rep, 0)->status, GATE_FAIL);
 	assert_non_null(strstr(res(&rep, 0)->note, "no matching binding was freed"));
 	assert_int_equal(res(&rep, 2)->status, GATE_PASS);
+	/* no provider call: no ratio */
+	assert_int_equal(res(&rep, 3)->status, GATE_FAIL);
+	assert_false(res(&rep, 3)->has_data);
 	gate_report__fini(&rep);
+
+	/* baseline-like: 1 niov per call; patched-like: 64 per call, summed over bindings */
+	sn[0]->bindings[0].alloc_calls = 10;
+	sn[0]->bindings[0].alloc_niovs = 10;
+	sn[1]->bindings[0].alloc_calls = 110;
+	sn[1]->bindings[0].alloc_niovs = 110;
+	run(s, sn, 2, &rep);
+	assert_true(res(&rep, 3)->observed == 1);
+	assert_int_equal(res(&rep, 3)->status, GATE_FAIL);
+	gate_report__fini(&rep);
+	sn[1]->bindings[0].alloc_niovs = 10 + 100 * 64;
+	sn[1]->bindings[1].alloc_calls = 100;
+	sn[1]->bindings[1].alloc_niovs = 100 * 32;
+	run(s, sn, 2, &rep);
+	assert_true(res(&rep, 3)->observed == 48);
+	assert_int_equal(res(&rep, 3)->status, GATE_PASS);
+	gate_report__fini(&rep);
+	sn[1]->bindings[1].alloc_calls = sn[1]->bindings[1].alloc_niovs = 0;
+	sn[0]->bindings[0].alloc_calls = sn[0]->bindings[0].alloc_niovs = 0;
+	sn[1]->bindings[0].alloc_calls = sn[1]->bindings[0].alloc_niovs = 0;
 
 	/* no_data: skip turns the missing leak data into SKIP, never PASS */
 	s->checks[0].no_data_skip = true;
 	run(s, sn, 2, &rep);
 	assert_int_equal(res(&rep, 0)->status, GATE_SKIP);
-	assert_int_equal(gate_report__exit_code(&rep), 0);
 	assert_int_equal(rep.n_skip, 2);
 	gate_report__fini(&rep);
 	s->checks[0].no_data_skip = false;
