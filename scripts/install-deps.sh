@@ -12,7 +12,8 @@ BUILD=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
        libyaml-dev)
 # tests on the host: test bed, oracles, test libraries
 TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
-      prometheus curl libxml2-utils libclang-rt-14-dev)
+      prometheus curl libxml2-utils libclang-rt-14-dev
+      python3-yaml strace systemd)	# exporter tests: rule parsing, unit checks
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync)
