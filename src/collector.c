@@ -367,12 +367,26 @@ static bool binding_free_takes_work(const struct btf *btf)
 
 /* ---- load / attach ------------------------------------------------------ */
 
+/*
+ * The kernel BTF: /sys/kernel/btf/vmlinux, or DEVMEMTOP_KERNEL_BTF (a raw
+ * BTF or ELF file) for kernels whose BTF lives elsewhere, and for tests.
+ */
+static const char *kernel_btf_path(void)
+{
+	const char *p = getenv("DEVMEMTOP_KERNEL_BTF");
+
+	return p && *p ? p : NULL;
+}
+
+
 static int open_and_load(struct collector *c)
 {
 	int err;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
-		c->skel = devmemtop__open();
+		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kernel_btf_path());
+
+		c->skel = devmemtop__open_opts(&oo);
 		if (!c->skel)
 			return -errno ? -errno : -ENOMEM;
 		c->skel->rodata->devmem_ops_addr = c->devmem_ops;
@@ -550,15 +564,16 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 
 static int check_environment(char *why, size_t len)
 {
+	const char *path = kernel_btf_path();
 	struct stat st;
 	int err;
 
 	err = check_bpf_privileges(why, len);
 	if (err)
 		return err;
-	if (stat("/sys/kernel/btf/vmlinux", &st)) {
-		snprintf(why, len, "no kernel BTF (/sys/kernel/btf/vmlinux): the kernel needs "
-			 "CONFIG_DEBUG_INFO_BTF=y");
+	if (stat(path ? path : "/sys/kernel/btf/vmlinux", &st)) {
+		snprintf(why, len, "no kernel BTF (%s): the kernel needs CONFIG_DEBUG_INFO_BTF=y",
+			 path ? path : "/sys/kernel/btf/vmlinux");
 		return -ENOENT;
 	}
 	return 0;
@@ -583,7 +598,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 	err = check_environment(why, sizeof(why));
 	if (err)
 		goto err_msg;
-	c->vmlinux = btf__load_vmlinux_btf();
+	c->vmlinux = kernel_btf_path() ? btf__parse(kernel_btf_path(), NULL) :
+					 btf__load_vmlinux_btf();
 	if (!c->vmlinux) {
 		err = -errno;
 		snprintf(why, sizeof(why), "cannot parse kernel BTF: %s", strerror(-err));

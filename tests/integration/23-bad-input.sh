@@ -40,6 +40,12 @@ if [ "$(id -u)" = 0 ]; then
 	expect 1 "no page pool or binding matched the filter --iface nosuchif0" -- \
 		"$DMT" -b -n 2 -i 200ms --iface nosuchif0
 	expect 1 "no page pool or binding matched" -- "$DMT" --json -n 2 -i 200ms --binding 4000000
+	# kernels without BTF, or without page_pool tracepoints in it
+	expect 1 "no kernel BTF (/nonexistent/vmlinux)" -- \
+		env DEVMEMTOP_KERNEL_BTF=/nonexistent/vmlinux "$DMT" -b -n 1
+	[ -f "$XDP_OBJ" ] || fail "$XDP_OBJ not built"
+	expect 1 "no page_pool tracepoints in this kernel" -- \
+		env DEVMEMTOP_KERNEL_BTF="$XDP_OBJ" "$DMT" -b -n 1
 	# without privileges: a clear reason, not a libbpf error dump
 	need_cmd setpriv
 	expect 1 "needs root, or CAP_BPF and CAP_PERFMON" -- \
