@@ -37,6 +37,7 @@ static void gate_usage(FILE *f)
 		"      --baseline FILE       a previous --json result to compare with\n"
 		"      --max-regression P    allowed regression vs the baseline (default 10%%)\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"
+		"      --list-metrics        print the metric vocabulary\n"
 		"  -v, --verbose             more logging (repeat for more)\n"
 		"  -h, --help                this text\n");
 }
@@ -79,6 +80,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "max-regression", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "list-metrics", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -98,6 +100,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		case 'c': a->check_only = true; break;
 		case 'v': dmt_verbosity++; break;
 		case 'h': gate_usage(stdout); return 1;
+		case 'L': gm_list(stdout); return 1;
 		case 'd':
 			if (parse_duration_ns(optarg, &a->duration_ns) || !a->duration_ns) {
 				fprintf(stderr, "devmemtop gate: bad --duration '%s' (e.g. 30s, 500ms)\n",

@@ -177,6 +177,19 @@ enum gm_unit gate_stat_unit(enum gm_id m, enum gate_stat s)
 	return gm_defs[m].unit;
 }
 
+void gm_list(FILE *f)
+{
+	static const char *const types[] = { "histogram", "histogram", "counter", "gauge",
+					     "total", "ratio" };
+	static const char *const unit[] = { "-", "time", "%", "bytes" };
+
+	fprintf(f, "%-32s %-9s %-5s %-34s %s\n", "METRIC", "TYPE", "UNIT", "STATISTICS",
+		"MEANING");
+	for (int i = 0; i < GM__COUNT; i++)
+		fprintf(f, "%-32s %-9s %-5s %-34s %s\n", gm_defs[i].name, types[gm_defs[i].type],
+			unit[gm_defs[i].unit], stats_of(gm_defs[i].type), gm_defs[i].help);
+}
+
 static const struct {
 	const char *sfx;
 	enum gm_unit unit;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* What a metric is computed from. */
 enum gm_object {
@@ -167,6 +168,9 @@ int gate_threshold__parse(const char *expr, enum gm_id m, struct gate_threshold 
 
 /* The unit a stat of metric m is expressed in (count/rate are plain). */
 enum gm_unit gate_stat_unit(enum gm_id m, enum gate_stat s);
+
+/* The vocabulary, one metric a line (devmemtop gate --list-metrics). */
+void gm_list(FILE *f);
 
 /* Format a value in a unit for humans: "20.0us", "95.0%", "1.5MiB", "32". */
 void gate_fmt_value(char *buf, size_t len, double v, enum gm_unit u);
