@@ -48,6 +48,10 @@ grep -q -- '--listen' "$TMPD/help" || fail "--help does not describe --listen"
 n=$(grep -c '^devmemtop_[a-z_]* \(counter\|gauge\|histogram\) \(pool\|binding\|global\|self\) gate=' "$TMPD/list")
 [ "$n" = "$(wc -l <"$TMPD/list")" ] || fail "--list-metrics: malformed lines: $(grep -v ' gate=' "$TMPD/list" | head -3)"
 log "--list-metrics: $n families"
+# the reference in docs/exporter.md lists every one
+while read -r name _; do
+	grep -q "^| \`$name\` |" "$TOP/docs/exporter.md" || fail "docs/exporter.md does not list $name"
+done <"$TMPD/list"
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	# an unprivileged user is told what is missing, in one line
