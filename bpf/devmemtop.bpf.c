@@ -18,8 +18,13 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAX_CHUNK_WALK		(1 << 20)
 #define IS_ERR_PTR(p)		((unsigned long)(p) >= (unsigned long)-4095)
 
-/* Set by user space before load. */
-const volatile __u64 devmem_ops_addr = 0;	/* &dmabuf_devmem_ops, 0 if unknown */
+/*
+ * Set by user space before load, from /proc/kallsyms: the providers'
+ * alloc functions (text symbols are listed even without KALLSYMS_ALL, so a
+ * pool's provider is recognised by its ops->alloc_netmems).
+ */
+const volatile __u64 devmem_alloc_fn = 0;	/* mp_dmabuf_devmem_alloc_netmems */
+const volatile __u64 io_uring_alloc_fn = 0;	/* io_pp_zc_alloc_netmems */
 const volatile bool binding_free_takes_work = false;
 /* devmem tracepoints attached: they own the binding counters */
 const volatile bool use_devmem_tp = false;
@@ -138,23 +143,28 @@ static __always_inline void emit(__u32 type, __u64 addr, __u32 id, __s32 ifindex
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline const void *pool_mp_ops(const struct page_pool *pool)
+/* Classify the pool's memory provider: DMT_POOL_DEVMEM / _IO_URING / 0. */
+static __always_inline __u32 pool_provider(const struct page_pool *pool, struct dmt_pool *v)
 {
 	const struct page_pool___mp_ops *p = (const void *)pool;
+	const struct memory_provider_ops *ops;
+	__u64 fn;
 
-	if (bpf_core_field_exists(p->mp_ops))
-		return BPF_CORE_READ(p, mp_ops);
-	return 0;
-}
-
-static __always_inline bool pool_is_devmem(const struct dmt_pool *v)
-{
 	if (!v->mp_priv)
-		return false;
+		return 0;
 	/* kernels without mp_ops only ever had the devmem provider */
-	if (!v->mp_ops)
-		return true;
-	return devmem_ops_addr && v->mp_ops == devmem_ops_addr;
+	if (!bpf_core_field_exists(p->mp_ops))
+		return DMT_POOL_DEVMEM;
+	ops = BPF_CORE_READ(p, mp_ops);
+	v->mp_ops = (__u64)ops;
+	if (!ops)
+		return DMT_POOL_DEVMEM;
+	fn = (__u64)BPF_CORE_READ(ops, alloc_netmems);
+	if (devmem_alloc_fn && fn == devmem_alloc_fn)
+		return DMT_POOL_DEVMEM;
+	if (io_uring_alloc_fn && fn == io_uring_alloc_fn)
+		return DMT_POOL_IO_URING;
+	return 0;
 }
 
 /*
@@ -221,7 +231,7 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 	v->nid = BPF_CORE_READ(pool, p.nid);
 	v->queue = BPF_CORE_READ(pool, slow.queue_idx);
 	v->mp_priv = (__u64)BPF_CORE_READ(pool, mp_priv);
-	v->mp_ops = (__u64)pool_mp_ops(pool);
+	v->flags |= pool_provider(pool, v);
 	napi = BPF_CORE_READ(pool, p.napi);
 	if (napi)
 		v->napi_id = BPF_CORE_READ(napi, napi_id);
@@ -242,7 +252,7 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 		v->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 		bpf_probe_read_kernel_str(v->ifname, sizeof(v->ifname), dev->name);
 	}
-	if (bpf_core_type_exists(struct net_devmem_dmabuf_binding) && pool_is_devmem(v)) {
+	if (bpf_core_type_exists(struct net_devmem_dmabuf_binding) && (v->flags & DMT_POOL_DEVMEM)) {
 		struct net_devmem_dmabuf_binding *b = (void *)v->mp_priv;
 
 		v->binding_id = BPF_CORE_READ(b, id);

@@ -45,6 +45,8 @@ enum dmt_pool_flags {
 	DMT_POOL_SAW_NIOV	= 1 << 1,	/* a net_iov netmem was held */
 	DMT_POOL_RELEASED	= 1 << 2,	/* page_pool_release seen */
 	DMT_POOL_GONE		= 1 << 3,	/* released with inflight == 0 */
+	DMT_POOL_DEVMEM		= 1 << 4,	/* dmabuf memory provider */
+	DMT_POOL_IO_URING	= 1 << 5,	/* io_uring zcrx memory provider */
 };
 
 /* One page_pool, keyed by its kernel address. */

@@ -91,8 +91,12 @@ struct page_pool {
 };
 
 /* Kernels that call memory providers through an ops table (6.12+). */
+struct memory_provider_ops {
+	void *alloc_netmems;
+};
+
 struct page_pool___mp_ops {
-	const void *mp_ops;
+	const struct memory_provider_ops *mp_ops;
 };
 
 struct dma_buf {

@@ -97,8 +97,8 @@ struct collector {
 	enum dmt_attach_mode mode;
 	struct prog_state ps[N_PROGS];
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
-	uint64_t devmem_ops;
-	uint64_t io_uring_ops;
+	uint64_t devmem_ops;	/* mp_dmabuf_devmem_alloc_netmems */
+	uint64_t io_uring_ops;	/* io_pp_zc_alloc_netmems */
 
 	struct pool_prev *prev;
 	size_t n_prev;
@@ -332,13 +332,13 @@ static void read_kallsyms(struct collector *c)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
 			continue;
-		if (!strcmp(name, "dmabuf_devmem_ops"))
+		if (!strcmp(name, "mp_dmabuf_devmem_alloc_netmems"))
 			c->devmem_ops = addr;
-		else if (!strcmp(name, "io_uring_pp_zc_ops"))
+		else if (!strcmp(name, "io_pp_zc_alloc_netmems"))
 			c->io_uring_ops = addr;
 	}
 	fclose(f);
-	coll_log(c, 2, "kallsyms: dmabuf_devmem_ops=%#llx io_uring_pp_zc_ops=%#llx",
+	coll_log(c, 2, "kallsyms: mp_dmabuf_devmem_alloc_netmems=%#llx io_pp_zc_alloc_netmems=%#llx",
 	     (unsigned long long)c->devmem_ops, (unsigned long long)c->io_uring_ops);
 }
 
@@ -389,7 +389,8 @@ static int open_and_load(struct collector *c)
 		c->skel = devmemtop__open_opts(&oo);
 		if (!c->skel)
 			return -errno ? -errno : -ENOMEM;
-		c->skel->rodata->devmem_ops_addr = c->devmem_ops;
+		c->skel->rodata->devmem_alloc_fn = c->devmem_ops;
+		c->skel->rodata->io_uring_alloc_fn = c->io_uring_ops;
 		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
 		c->skel->rodata->use_devmem_tp = false;
 		for (size_t i = 0; i < N_PROGS; i++) {
@@ -744,20 +745,15 @@ static const struct pool_prev *prev_find(const struct collector *c, uint64_t add
 	return bsearch(&key, c->prev, c->n_prev, sizeof(key), cmp_prev);
 }
 
-static enum dmt_pool_kind pool_kind(const struct collector *c, const struct dmt_pool *v)
+static enum dmt_pool_kind pool_kind(const struct dmt_pool *v)
 {
-	if (!v->mp_priv && !v->mp_ops)
-		return DMT_KIND_PAGES;
-	if (v->mp_ops && v->mp_ops == c->devmem_ops)
+	if (v->flags & DMT_POOL_DEVMEM)
 		return DMT_KIND_DEVMEM;
-	if (v->mp_ops && v->mp_ops == c->io_uring_ops)
+	if (v->flags & DMT_POOL_IO_URING)
 		return DMT_KIND_IO_URING;
-	if (!v->mp_ops)
-		return DMT_KIND_DEVMEM;	/* before mp_ops, devmem was the only provider */
-	/* ops unknown (kallsyms hidden): niovs with a binding id mean devmem */
-	if (v->binding_id && (v->flags & DMT_POOL_SAW_NIOV))
-		return DMT_KIND_DEVMEM;
-	return DMT_KIND_OTHER;
+	if (!v->mp_priv)
+		return DMT_KIND_PAGES;
+	return DMT_KIND_OTHER;	/* a provider we do not know, or kallsyms hidden */
 }
 
 static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct dmt_pool_snap *p)
@@ -772,7 +768,7 @@ static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct 
 	p->netns = v->netns;
 	p->queue = v->attr_src == DMT_ATTR_NETDEV ? (int)v->queue : -1;
 	p->napi_id = v->napi_id;
-	p->kind = pool_kind(c, v);
+	p->kind = pool_kind(v);
 	p->binding_id = v->binding_id;
 	p->attr_src = v->attr_src;
 	p->nid = v->nid;
