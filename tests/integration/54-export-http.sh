@@ -19,4 +19,25 @@ kill -0 "$EXP_PID" 2>/dev/null || fail "exporter died during the HTTP checks"
 scrape "$TMPD/after.prom"
 promtool_lint "$TMPD/after.prom"
 export_stop
+
+# IPv6 loopback, when the host has it
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	"$DMT" export --listen '[::1]:0' -i 500ms >/dev/null 2>"$TMPD/v6.err" &
+	v6=$!
+	_TB_PIDS+=($v6)
+	for i in $(seq 1 100); do
+		port6=$(sed -n 's|.*serving http://\[::1\]:\([0-9]*\)/metrics.*|\1|p' "$TMPD/v6.err")
+		[ -n "$port6" ] && break
+		sleep 0.1
+	done
+	[ -n "$port6" ] || fail "no IPv6 exporter: $(cat "$TMPD/v6.err")"
+	curl -sSf -g --max-time 5 -o "$TMPD/v6.prom" "http://[::1]:$port6/metrics" ||
+		fail "scrape over [::1]"
+	promtool_lint "$TMPD/v6.prom"
+	kill -TERM $v6
+	wait $v6 || fail "IPv6 exporter exit status"
+	log "served on [::1]:$port6"
+else
+	log "no IPv6 loopback on this host: [::1] not checked"
+fi
 pass "HTTP robustness checks, exporter served valid metrics afterwards"
