@@ -37,6 +37,7 @@ struct check_state {
 	const struct gate_check *chk;
 	struct obj *objs;
 	size_t n_objs, cap_objs;
+	size_t hint;		/* snapshots list objects in a stable order */
 	union accum retired;	/* objects replaced at the same key */
 	struct gauge g;
 };
@@ -194,9 +195,14 @@ static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, b
 	struct obj *o;
 
 	*created = false;
-	for (size_t i = 0; i < cs->n_objs; i++)
-		if (cs->objs[i].key == key)
+	if (cs->hint < cs->n_objs && cs->objs[cs->hint].key == key)
+		return &cs->objs[cs->hint++];
+	for (size_t i = 0; i < cs->n_objs; i++) {
+		if (cs->objs[i].key == key) {
+			cs->hint = i + 1;
 			return &cs->objs[i];
+		}
+	}
 	if (cs->n_objs == cs->cap_objs) {
 		size_t cap = cs->cap_objs ? cs->cap_objs * 2 : 8;
 		struct obj *n = realloc(cs->objs, cap * sizeof(*n));
@@ -207,6 +213,7 @@ static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, b
 		cs->cap_objs = cap;
 	}
 	o = &cs->objs[cs->n_objs++];
+	cs->hint = cs->n_objs;
 	memset(o, 0, sizeof(*o));
 	o->key = key;
 	o->id = id;
