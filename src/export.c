@@ -16,8 +16,8 @@
  * idle timeout, so a client that drips one header byte a second would hold
  * a connection forever; the main thread therefore also shuts down any
  * connection whose request has not arrived complete (or whose response has
- * not been taken) within --http-timeout of its start or of its previous
- * response. It does so on a dup() of the socket that it owns until
+ * not been taken) within --http-timeout (plus a second of grace) of its
+ * start or of its previous response. It does so on a dup() of the socket that it owns until
  * libmicrohttpd reports the connection closed, so a reused descriptor is
  * never touched.
  */
@@ -364,7 +364,8 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 /* Shut down connections past the request deadline; libmicrohttpd then closes them. */
 static void exporter__reap(struct exporter *ex)
 {
-	uint64_t now = now_mono_ns(), limit = ex->http_timeout_s * 1000000000ULL;
+	/* a second of grace: idle keep-alive connections are libmicrohttpd's to close */
+	uint64_t now = now_mono_ns(), limit = (ex->http_timeout_s + 1) * 1000000000ULL;
 	struct conn_track *t;
 
 	pthread_mutex_lock(&ex->conn_lock);
@@ -453,10 +454,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct exporter *ex = cls;
 
+	static int headers_seen;
+
 	conn_answered(c);
-	/* Read-only: anything but GET and HEAD is refused before its body is read. */
+	/*
+	 * Read-only: anything but GET and HEAD is refused before its body is
+	 * read (an early answer: libmicrohttpd then closes the connection).
+	 */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	/* First call: headers are in. Answer on the next one, so keep-alive works. */
+	if (!*con_cls) {
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
 	if (*upload_data_size)
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, "GET takes no body\n");
 	if (!strcmp(url, "/metrics"))
@@ -520,8 +531,8 @@ static void usage(FILE *f)
 		"Serve page pool and devmem metrics for Prometheus on /metrics.\n\n"
 		"  -l, --listen ADDR:PORT   listen address (default %s; [::1]:PORT for IPv6)\n"
 		"  -i, --interval DUR       time between snapshots (default 2s; 100ms..1h)\n"
-		"      --http-timeout SECS  close HTTP connections idle, or with a request or\n"
-		"                           response unfinished, this long (default 10)\n"
+		"      --http-timeout SECS  close HTTP connections idle this long, or with a\n"
+		"                           request or response unfinished 1s longer (10)\n"
 		"      --max-connections N  concurrent HTTP connections (default 64)\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"

@@ -122,6 +122,59 @@ st, resp = req(b"GET", b"/metrics", extra=many)
 expect("5000 headers", st, (413, 431), resp)
 metrics_ok("after oversized requests")
 
+def timeouts_counted():
+    st, resp = req(b"GET", b"/metrics")
+    line = [l for l in resp.split(b"\n") if l.startswith(b"devmemtop_http_request_timeouts_total ")]
+    if st != 200 or len(line) != 1:
+        fail("no devmemtop_http_request_timeouts_total in /metrics (HTTP %s)" % st)
+    return int(line[0].split()[1])
+
+
+def read_response(s):
+    """One response on a keep-alive connection (Content-Length framed)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        b = s.recv(65536)
+        if not b:
+            fail("connection closed before a full response: %r" % data[:80])
+        data += b
+    head, _, body = data.partition(b"\r\n\r\n")
+    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+    if not n:
+        fail("response without Content-Length: %r" % head)
+    while len(body) < n[0]:
+        b = s.recv(65536)
+        if not b:
+            fail("connection closed inside a response body")
+        body += b
+    return status(head), head
+
+
+# keep-alive: several requests on one connection, as Prometheus scrapes
+before = timeouts_counted()
+s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+for i in range(3):
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+    st, head = read_response(s)
+    if st != 200 or b"Connection: close" in head:
+        fail("keep-alive request %d: %s %r" % (i, st, head[:200]))
+print("ok   %-44s %s" % ("3 requests on one keep-alive connection", 200))
+# an idle keep-alive connection is closed at the idle timeout, and that is
+# not a request timeout
+s.settimeout(TIMEOUT + 4)
+t0 = time.monotonic()
+try:
+    b = s.recv(1)
+except (socket.timeout, ConnectionResetError):
+    b = None
+idle = time.monotonic() - t0
+if b != b"" or idle < TIMEOUT - 0.5:
+    fail("idle keep-alive connection: recv %r after %.1f s (timeout %g s)" % (b, idle, TIMEOUT))
+s.close()
+if timeouts_counted() != before:
+    fail("an idle keep-alive connection was counted as a request timeout")
+print("ok   %-44s closed after %.1f s" % ("idle keep-alive connection", idle))
+
 # slow loris, silent: half a request, then nothing
 s1 = socket.create_connection(("127.0.0.1", PORT), timeout=5)
 s1.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n")
@@ -168,9 +221,9 @@ s2.close()
 metrics_ok("after slow clients")
 
 # the deadline counter saw the dripping client
-st, resp = req(b"GET", b"/metrics")
-line = [l for l in resp.split(b"\n") if l.startswith(b"devmemtop_http_request_timeouts_total ")]
-if not line or int(line[0].split()[1]) < 1:
-    fail("devmemtop_http_request_timeouts_total not counting: %r" % line)
-print("ok   %-44s %s" % ("request timeouts counted", line[0].split()[1].decode()))
+after = timeouts_counted()
+if after < before + 1:
+    fail("devmemtop_http_request_timeouts_total did not count the dripping client: %d -> %d" %
+         (before, after))
+print("ok   %-44s %d -> %d" % ("request timeouts counted", before, after))
 print("all HTTP checks passed")
