@@ -319,6 +319,33 @@ static void probe_all(struct collector *c)
 	}
 }
 
+/*
+ * Where the kernel has the devmem tracepoints, they give binding lifecycle,
+ * allocation counts and DONTNEED tokens without fentry: the fentry/fexit
+ * programs for the same facts stay unloaded (they would count twice).
+ * fentry remains for what only it gives: latency.
+ */
+static void prefer_devmem_tracepoints(struct collector *c)
+{
+	static const char *const covered[] = {
+		"bind_exit", "unbind_entry", "binding_free_entry", "dontneed_exit",
+	};
+
+	for (size_t i = 0; i < N_PROGS; i++)
+		if (progs[i].group == PG_DEVMEM_TP && !c->ps[i].wanted)
+			return;
+	for (size_t i = 0; i < N_PROGS; i++) {
+		for (size_t k = 0; k < ARRAY_SIZE(covered); k++) {
+			if (strcmp(progs[i].name, covered[k]) || !c->ps[i].wanted)
+				continue;
+			c->ps[i].wanted = false;
+			snprintf(c->ps[i].why, sizeof(c->ps[i].why),
+				 "not needed: devmem tracepoints cover it");
+			coll_log(c, 1, "skip  %-20s covered by the devmem tracepoints", progs[i].name);
+		}
+	}
+}
+
 /* ---- kernel facts ------------------------------------------------------- */
 
 static void read_kallsyms(struct collector *c)
@@ -629,6 +656,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 		}
 	}
 
+	prefer_devmem_tracepoints(c);
 	err = open_and_load(c);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s", strerror(-err),
