@@ -238,7 +238,7 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	    "HTTP connections closed because a request or response did not finish within --http-timeout."),
 	FAM(F_SCRAPE_DURATION, "devmemtop_scrape_duration_seconds", "gauge",
 	    -1, EXPO_SELF, NULL,
-	    "Time this scrape took to render, up to this line."),
+	    "Time this scrape took to produce, up to this line (rendering its snapshot, or copying the text the first scrape of that snapshot rendered)."),
 	[F__COUNT] = { .name = NULL },
 };
 
@@ -630,10 +630,6 @@ static void render_self(struct promfmt *w, const struct expo_input *in)
 		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, (double)s->wall_ns / 1e9);
 	if (fam(w, s, F_INTERVAL))
 		promfmt__sample(w, NULL, NULL, 0, NULL, NULL, in->interval_s);
-	if (fam(w, s, F_SCRAPES))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->scrapes);
-	if (fam(w, s, F_HTTP_TIMEOUTS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, in->http_timeouts);
 }
 
 int expo__render(struct promfmt *w, const struct expo_input *in)
@@ -650,10 +646,18 @@ int expo__render(struct promfmt *w, const struct expo_input *in)
 	return promfmt__err(w);
 }
 
-int expo__render_scrape_duration(struct promfmt *w, double seconds)
+int expo__render_scrape(struct promfmt *w, uint64_t scrapes, uint64_t http_timeouts,
+			double seconds)
 {
-	const struct expo_family *f = &expo_families[F_SCRAPE_DURATION];
+	const struct expo_family *f;
 
+	f = &expo_families[F_SCRAPES];
+	promfmt__family(w, f->name, f->type, f->help);
+	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, scrapes);
+	f = &expo_families[F_HTTP_TIMEOUTS];
+	promfmt__family(w, f->name, f->type, f->help);
+	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, http_timeouts);
+	f = &expo_families[F_SCRAPE_DURATION];
 	promfmt__family(w, f->name, f->type, f->help);
 	promfmt__sample(w, NULL, NULL, 0, NULL, NULL, seconds);
 	return promfmt__err(w);

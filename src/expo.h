@@ -68,12 +68,18 @@ struct expo_input {
 	double interval_s;		/* configured collection interval */
 	uint64_t collections;		/* snapshots taken */
 	uint64_t collection_errors;
-	uint64_t scrapes;		/* /metrics requests, this one included */
-	uint64_t http_timeouts;		/* connections shut down at the deadline */
 };
 
-/* Everything but the scrape duration (which must be measured last). */
+/*
+ * Everything that depends only on the snapshot (export.c renders it once
+ * per published snapshot and shares the text between scrapes).
+ */
 int expo__render(struct promfmt *w, const struct expo_input *in);
-int expo__render_scrape_duration(struct promfmt *w, double seconds);
+/*
+ * The per-scrape tail: scrapes served (this one included), HTTP request
+ * timeouts, and this scrape's duration, measured last.
+ */
+int expo__render_scrape(struct promfmt *w, uint64_t scrapes, uint64_t http_timeouts,
+			double seconds);
 
 #endif /* DEVMEMTOP_EXPO_H */

@@ -47,8 +47,13 @@
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
 #define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
 #define EXPORT_TICK_NS		(250ULL * 1000000ULL)
+#define SCRAPE_TAIL_MAX		1024	/* the per-scrape lines after the shared text */
 
-/* An immutable snapshot shared between the collector and HTTP threads. */
+/*
+ * An immutable snapshot shared between the collector and HTTP threads. Its
+ * text is rendered once, by the first scrape that needs it, and shared by
+ * all later scrapes of the same snapshot.
+ */
 struct pub {
 	int ref;
 	struct dmt_snapshot *snap;
@@ -56,6 +61,10 @@ struct pub {
 	uint64_t collections;
 	uint64_t errors;
 	uint64_t published_ns;	/* CLOCK_MONOTONIC */
+	pthread_mutex_t text_lock;
+	char *text;		/* NULL until rendered */
+	size_t text_len;
+	int text_err;
 };
 
 struct exporter_opts {
@@ -92,6 +101,8 @@ static void pub_put(struct pub *p)
 {
 	if (p && __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		snapshot__free(p->snap);
+		pthread_mutex_destroy(&p->text_lock);
+		free(p->text);
 		free(p);
 	}
 }
@@ -120,6 +131,7 @@ static int exporter__publish(struct exporter *ex, struct dmt_snapshot *snap,
 		return -ENOMEM;
 	}
 	p->ref = 1;
+	pthread_mutex_init(&p->text_lock, NULL);
 	p->snap = snap;
 	p->totals = *t;
 	p->collections = collections;
@@ -391,42 +403,76 @@ static const char index_html[] =
 	"<li><a href=\"/healthz\">/healthz</a>: 200 while snapshots are fresh, 503 when stale</li>\n"
 	"</ul></body></html>\n";
 
+/* The snapshot's text, rendered by the first caller; 0 or -errno. */
+static int pub__text(struct pub *p, double interval_s)
+{
+	struct expo_input in = { .snap = p->snap, .totals = &p->totals,
+				 .interval_s = interval_s, .collections = p->collections,
+				 .collection_errors = p->errors };
+	struct promfmt *w;
+	int err;
+
+	pthread_mutex_lock(&p->text_lock);
+	if (p->text || p->text_err)
+		goto out;
+	w = promfmt__new();
+	if (!w) {
+		err = -ENOMEM;	/* not sticky: the next scrape tries again */
+		pthread_mutex_unlock(&p->text_lock);
+		return err;
+	}
+	p->text_err = expo__render(w, &in);
+	if (!p->text_err) {
+		p->text = promfmt__take(w, &p->text_len);
+		if (!p->text)
+			p->text_err = -errno;
+	}
+	promfmt__free(w);
+out:
+	err = p->text_err;
+	pthread_mutex_unlock(&p->text_lock);
+	return err;
+}
+
 static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection *c)
 {
-	uint64_t t0 = now_mono_ns();
-	struct expo_input in = {};
-	struct promfmt *w;
+	uint64_t t0 = now_mono_ns(), scrapes, timeouts;
+	struct promfmt *tail;
+	const char *tt;
 	struct pub *p;
-	char *text;
-	size_t len;
+	size_t tl;
+	char *body;
 	int err;
 
 	p = exporter__get(ex);
 	if (!p)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
-	w = promfmt__new();
-	if (!w) {
+	err = pub__text(p, ex->interval_s);
+	tail = err ? NULL : promfmt__new();
+	if (!tail) {
 		pub_put(p);
-		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	}
-	in.snap = p->snap;
-	in.totals = &p->totals;
-	in.interval_s = ex->interval_s;
-	in.collections = p->collections;
-	in.collection_errors = p->errors;
-	in.scrapes = __atomic_add_fetch(&ex->scrapes, 1, __ATOMIC_RELAXED);
-	in.http_timeouts = __atomic_load_n(&ex->timed_out, __ATOMIC_RELAXED);
-	err = expo__render(w, &in);
-	pub_put(p);
-	if (!err)
-		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) / 1e9);
-	text = err ? NULL : promfmt__take(w, &len);
-	promfmt__free(w);
-	if (!text) {
-		pr_warn("export: rendering failed: %s\n", strerror(err ? -err : errno));
+		pr_warn("export: rendering failed: %s\n", strerror(err ? -err : ENOMEM));
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "rendering failed\n");
 	}
-	return reply(c, MHD_HTTP_OK, CT_METRICS, text, len, MHD_RESPMEM_MUST_FREE);
+	scrapes = __atomic_add_fetch(&ex->scrapes, 1, __ATOMIC_RELAXED);
+	timeouts = __atomic_load_n(&ex->timed_out, __ATOMIC_RELAXED);
+	/* the text is immutable once rendered: copy it without the lock */
+	body = malloc(p->text_len + SCRAPE_TAIL_MAX);
+	if (body)
+		memcpy(body, p->text, p->text_len);
+	err = expo__render_scrape(tail, scrapes, timeouts, (double)(now_mono_ns() - t0) / 1e9);
+	tt = promfmt__text(tail, &tl);
+	if (!body || err || tl > SCRAPE_TAIL_MAX) {
+		free(body);
+		promfmt__free(tail);
+		pub_put(p);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "rendering failed\n");
+	}
+	memcpy(body + p->text_len, tt, tl);
+	tl += p->text_len;
+	promfmt__free(tail);
+	pub_put(p);
+	return reply(c, MHD_HTTP_OK, CT_METRICS, body, tl, MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection *c)
@@ -555,7 +601,7 @@ enum {
 static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s)
 {
 	struct expo_input in = { .snap = snap, .totals = t, .interval_s = interval_s,
-				 .collections = 1, .scrapes = 1 };
+				 .collections = 1 };
 	uint64_t t0 = now_mono_ns();
 	struct promfmt *w = promfmt__new();
 	const char *text;
@@ -566,7 +612,7 @@ static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, do
 		return -ENOMEM;
 	err = expo__render(w, &in);
 	if (!err)
-		err = expo__render_scrape_duration(w, (double)(now_mono_ns() - t0) / 1e9);
+		err = expo__render_scrape(w, 1, 0, (double)(now_mono_ns() - t0) / 1e9);
 	if (!err) {
 		text = promfmt__text(w, &len);
 		if (fwrite(text, 1, len, stdout) != len || fflush(stdout))

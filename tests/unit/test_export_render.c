@@ -108,13 +108,13 @@ static int teardown(void **state)
 static const char *render(struct fixture *f)
 {
 	struct expo_input in = { .snap = &f->snap, .totals = &f->totals, .interval_s = 2,
-				 .collections = 5, .collection_errors = 1, .scrapes = 3 };
+				 .collections = 5, .collection_errors = 1 };
 	struct promfmt *w = promfmt__new();
 	size_t len;
 
 	assert_non_null(w);
 	assert_int_equal(expo__render(w, &in), 0);
-	assert_int_equal(expo__render_scrape_duration(w, 0.000125), 0);
+	assert_int_equal(expo__render_scrape(w, 3, 2, 0.000125), 0);
 	free(f->text);
 	f->text = promfmt__take(w, &len);
 	promfmt__free(w);
@@ -253,6 +253,7 @@ static void test_self_metrics(void **state)
 	assert_line(t, "devmemtop_collections_total 5");
 	assert_line(t, "devmemtop_collection_errors_total 1");
 	assert_line(t, "devmemtop_scrapes_total 3");
+	assert_line(t, "devmemtop_http_request_timeouts_total 2");
 	assert_line(t, "devmemtop_last_collection_timestamp_seconds 1700000000");
 	assert_line(t, "devmemtop_scrape_duration_seconds 0.000125");
 	assert_line(t, "devmemtop_build_info{version=\"" DEVMEMTOP_VERSION "\",mode=\"fentry\"} 1");
