@@ -11,7 +11,7 @@
 # kbuild-<kver>-<key>, key = hash(BASE, patch contents in order, lab.config,
 # recipe). A dir that has .lab-stamp is complete and is reused as is. A new
 # dir starts as a timestamp-preserving copy of the finished dir whose series
-# shares the longest prefix with ours (same base and config), then git moves
+# is closest to ours (same base; config, then series prefix), then git moves
 # the tree to our commit, which rewrites only the files that differ: make
 # rebuilds just those. Without such a dir it is a cold build (~19 min on 2
 # cores).
@@ -54,17 +54,19 @@ if [ -f "$OUT/.lab-stamp" ] && [ -f "$OUT/arch/x86/boot/bzImage" ]; then
 	exit 0
 fi
 
-# Pick a seed: same base+config, longest common series prefix, newest.
+# Pick a seed of the same base: same config first, then the longest common
+# series prefix, then the newest. A different config is still a valid seed:
+# kbuild rebuilds exactly the objects that use a changed CONFIG_ symbol.
 seed= best=-1
 for d in "$CACHE_DIR"/kbuild-"$BASE_KVER"-*; do
 	[ -f "$d/.lab-stamp" ] || continue
-	grep -qx "cfg=$cfg_hash" "$d/.lab-stamp" || continue
 	mapfile -t sp < <(sed -n 's/^patch=//p' "$d/.lab-stamp")
 	n=0
 	while [ $n -lt ${#sp[@]} ] && [ $n -lt ${#phashes[@]} ] &&
 	      [ "${sp[$n]}" = "${phashes[$n]}" ]; do
 		n=$((n + 1))
 	done
+	! grep -qx "cfg=$cfg_hash" "$d/.lab-stamp" || n=$((n + 10000))
 	if [ $n -gt $best ] || { [ $n -eq $best ] && [ "$d/.lab-stamp" -nt "$seed/.lab-stamp" ]; }; then
 		best=$n seed=$d
 	fi

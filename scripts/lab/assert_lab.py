@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""assert_lab.py --dir OUT --kernel NAME --scenarios S... [--qemu-rc N]
+
+Kernel-side checks of one lab VM run, from what the guest brought back:
+the console and dmesg (no WARN/BUG/Call Trace, untainted), the traffic
+tool's JSON, netlink page-pool-get dumps, netdev rx_dropped and the
+page_pool tracepoints. devmemtop's own checks are in assert_devmemtop.py.
+Prints one PASS/FAIL/SKIP line per check and "lab: N passed, N failed,
+N skipped"; exit 1 if anything failed.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+PAGE = 4096
+MiB = 1 << 20
+# anything of these on the console or in dmesg fails the run
+BAD = re.compile(r"WARNING:|BUG:|Call Trace:|Oops|Kernel panic|general protection fault"
+                 r"|UBSAN:|KASAN:|refcount_t:|rcu_sched self-detected stall|hung_task")
+
+
+class Checks:
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+
+    def check(self, name, ok, detail=""):
+        st = "PASS" if ok else "FAIL"
+        self.n[st] += 1
+        print("%s %s %s%s" % (st, self.prefix, name, (": " + detail) if detail else ""))
+        return ok
+
+    def skip(self, name, reason):
+        self.n["SKIP"] += 1
+        print("SKIP %s %s: %s" % (self.prefix, name, reason))
+
+    def info(self, name, detail):
+        print("INFO %s %s: %s" % (self.prefix, name, detail))
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def read_json(path):
+    txt = read(path)
+    if txt is None:
+        return None
+    lines = [l for l in txt.splitlines() if l.strip()]
+    if not lines:
+        return None
+    try:
+        return json.loads(lines[-1])
+    except ValueError:
+        return None
+
+
+def read_int(path):
+    txt = read(path)
+    try:
+        return int(txt.strip())
+    except (AttributeError, ValueError):
+        return None
+
+
+HOLD = re.compile(r"page_pool_state_hold: page_pool=(\S+) netmem=(\S+) is_net_iov=(\d+),? "
+                  r"pfn=\S+ hold=(\d+)")
+REL = re.compile(r"page_pool_state_release: page_pool=(\S+) netmem=(\S+) is_net_iov=(\d+),? "
+                 r"pfn=\S+ release=(\d+)")
+PPREL = re.compile(r"page_pool_release: page_pool=(\S+) inflight=(-?\d+) hold=(\d+) "
+                   r"release=(\d+)")
+
+
+def parse_trace(path):
+    """Per pool pointer: hold/release event counts, whether it handed out
+    net_iovs, and its last page_pool_release event (inflight, hold, release)."""
+    pools = {}
+    overrun = None
+    txt = read(path)
+    if txt is None:
+        return None, None
+    for line in txt.splitlines():
+        if line.startswith("# overrun:"):
+            try:
+                overrun = int(line.split(":")[1])
+            except ValueError:
+                overrun = None
+            continue
+        m = HOLD.search(line)
+        if m:
+            p = pools.setdefault(m.group(1), {"holds": 0, "releases": 0, "niov": False,
+                                              "last": None, "max_hold": 0})
+            p["holds"] += 1
+            p["niov"] |= m.group(3) != "0"
+            p["max_hold"] = max(p["max_hold"], int(m.group(4)))
+            continue
+        m = REL.search(line)
+        if m:
+            p = pools.setdefault(m.group(1), {"holds": 0, "releases": 0, "niov": False,
+                                              "last": None, "max_hold": 0})
+            p["releases"] += 1
+            p["niov"] |= m.group(3) != "0"
+            continue
+        m = PPREL.search(line)
+        if m:
+            p = pools.setdefault(m.group(1), {"holds": 0, "releases": 0, "niov": False,
+                                              "last": None, "max_hold": 0})
+            p["last"] = tuple(int(x) for x in m.groups()[1:])
+    return pools, overrun
+
+
+def pools_of(lst, binding):
+    return [p for p in (lst or []) if p.get("dmabuf") == binding]
+
+
+def check_trace(c, d, what):
+    """The devmem pool(s): every hold/release tracepoint seen, and at destroy
+    holds == releases with nothing in flight."""
+    pools, overrun = parse_trace(os.path.join(d, "trace.txt"))
+    if pools is None:
+        c.check(what + " trace captured", False, "no trace.txt")
+        return
+    c.check(what + " trace buffer complete", overrun == 0, "overrun=%s" % overrun)
+    dm = {k: v for k, v in pools.items() if v["niov"]}
+    if not c.check(what + " devmem page pool seen in tracepoints", len(dm) >= 1,
+                   "%d pool(s) handed out net_iovs" % len(dm)):
+        return
+    for ptr, p in dm.items():
+        last = p["last"]
+        if not c.check(what + " pool %s destroyed (page_pool_release)" % ptr[-6:],
+                       last is not None, "no page_pool_release event" if last is None else ""):
+            continue
+        inflight, hold, rel = last
+        c.check(what + " pool %s holds == releases after unbind" % ptr[-6:],
+                inflight == 0 and hold == rel,
+                "inflight=%d hold=%d release=%d" % (inflight, hold, rel))
+        c.check(what + " pool %s tracepoints match its counters" % ptr[-6:],
+                p["holds"] == hold and p["releases"] == rel,
+                "hold events %d/%d, release events %d/%d" % (p["holds"], hold,
+                                                             p["releases"], rel))
+
+
+def common_rx(c, d, rx, name):
+    c.check(name + " zero payload mismatches", rx["mismatches"] == 0,
+            "mismatches=%d first=%d" % (rx["mismatches"], rx["first_mismatch"]))
+    c.check(name + " all payload in dmabuf frags", rx["linear_bytes"] == 0
+            and rx["dmabuf_bytes"] == rx["bytes"] and rx["wrong_binding"] == 0,
+            "dmabuf=%d linear=%d wrong_binding=%d" % (rx["dmabuf_bytes"], rx["linear_bytes"],
+                                                      rx["wrong_binding"]))
+
+
+def scenario_bulk(c, d):
+    rx, tx = read_json(os.path.join(d, "rx.json")), read_json(os.path.join(d, "tx.json"))
+    if not c.check("bulk traffic tool output", rx is not None and tx is not None,
+                   "rx.json/tx.json missing or not JSON (see rx.log, tx.log)"):
+        return
+    c.check("bulk rx/tx exit status", read_int(os.path.join(d, "rx.rc")) == 0
+            and read_int(os.path.join(d, "tx.rc")) == 0 and tx["complete"])
+    c.check("bulk 64 MiB received", rx["bytes"] == 64 * MiB and rx["eof"] is False,
+            "bytes=%d" % rx["bytes"])
+    common_rx(c, d, rx, "bulk")
+    c.check("bulk every token returned", rx["tokens_returned"] == rx["frags"] > 0
+            and rx["tokens_leaked"] == 0,
+            "frags=%d returned=%d" % (rx["frags"], rx["tokens_returned"]))
+    drop = (read_int(os.path.join(d, "rx_dropped.after")) or 0) - \
+        (read_int(os.path.join(d, "rx_dropped.before")) or 0)
+    c.check("bulk no allocation failure (rx_dropped)", drop == 0, "rx_dropped +%d" % drop)
+    bid = rx["binding_id"]
+    bound = read_json(os.path.join(d, "pools-bound.json"))
+    c.check("bulk devmem pool listed by page-pool-get while bound",
+            bound is not None and len(pools_of(bound, bid)) == 1,
+            "pools with dmabuf=%d: %s" % (bid, pools_of(bound, bid)))
+    after = read_json(os.path.join(d, "pools-after.json"))
+    c.check("bulk binding occupancy back to zero (its pool is gone)",
+            after is not None and not pools_of(after, bid) and
+            not pools_of(rx.get("pools_after_close"), bid),
+            "left: %s" % pools_of(after, bid))
+    check_trace(c, d, "bulk")
+    c.info("bulk throughput", "%.1f MB/s, %d frags, %.2f s" % (rx["mbytes_per_s"], rx["frags"],
+                                                              rx["seconds"]))
+
+
+def scenario_exhaust(c, d):
+    rx, tx = read_json(os.path.join(d, "rx.json")), read_json(os.path.join(d, "tx.json"))
+    if not c.check("exhaust traffic tool output", rx is not None and tx is not None,
+                   "rx.json/tx.json missing or not JSON (see rx.log, tx.log)"):
+        return
+    c.check("exhaust receiver ok, sender stalled", read_int(os.path.join(d, "rx.rc")) == 0
+            and read_int(os.path.join(d, "tx.rc")) == 3 and not tx["complete"]
+            and rx["idle_timeout"],
+            "rx.rc=%s tx.rc=%s" % (read_int(os.path.join(d, "rx.rc")),
+                                   read_int(os.path.join(d, "tx.rc"))))
+    common_rx(c, d, rx, "exhaust")
+    niovs = rx["dmabuf_size"] // PAGE
+    c.check("exhaust receiver held tokens", 0 < rx["tokens_held_max"] <= niovs,
+            "held max %d of %d net_iovs" % (rx["tokens_held_max"], niovs))
+    drop = (read_int(os.path.join(d, "rx_dropped.after")) or 0) - \
+        (read_int(os.path.join(d, "rx_dropped.before")) or 0)
+    c.check("exhaust allocation failures counted (rx_dropped)", drop > 0,
+            "rx_dropped +%d" % drop)
+    bid = rx["binding_id"]
+    end = pools_of(rx.get("pools_at_end"), bid)
+    c.check("exhaust binding occupancy 100% (pool inflight == net_iovs)",
+            len(end) == 1 and end[0]["inflight"] == niovs,
+            "inflight %s of %d" % ([p["inflight"] for p in end], niovs))
+    c.check("exhaust every token returned at the end",
+            rx["tokens_returned"] == rx["frags"] and rx["tokens_leaked"] == 0,
+            "frags=%d returned=%d" % (rx["frags"], rx["tokens_returned"]))
+    after = read_json(os.path.join(d, "pools-after.json"))
+    c.check("exhaust binding occupancy back to zero (its pool is gone)",
+            after is not None and not pools_of(after, bid), "left: %s" % pools_of(after, bid))
+    check_trace(c, d, "exhaust")
+
+
+def scenario_leak(c, d):
+    rx, tx = read_json(os.path.join(d, "rx.json")), read_json(os.path.join(d, "tx.json"))
+    if not c.check("leak traffic tool output", rx is not None and tx is not None,
+                   "rx.json/tx.json missing or not JSON (see rx.log, tx.log)"):
+        return
+    c.check("leak rx/tx exit status", read_int(os.path.join(d, "rx.rc")) == 0
+            and read_int(os.path.join(d, "tx.rc")) == 0)
+    common_rx(c, d, rx, "leak")
+    c.check("leak receiver returned no token", rx["tokens_returned"] == 0
+            and rx["tokens_leaked"] == rx["frags"] > 0,
+            "frags=%d leaked=%d" % (rx["frags"], rx["tokens_leaked"]))
+    bid = rx["binding_id"]
+    z = pools_of(rx.get("pools_after_unbind"), bid)
+    c.check("leak unbind leaves a zombie pool (detached, inflight >= leaked tokens)",
+            len(z) == 1 and z[0]["detach_time"] > 0 and z[0]["inflight"] >= rx["tokens_leaked"],
+            "after unbind: %s" % z)
+    if z:
+        c.info("leak reported at unbind", "pool %d inflight %d (%d bytes), detach_time %d, "
+               "%d tokens held by the socket" % (z[0]["id"], z[0]["inflight"],
+                                                 z[0]["inflight_mem"], z[0]["detach_time"],
+                                                 rx["tokens_leaked"]))
+    after = read_json(os.path.join(d, "pools-after.json"))
+    c.check("leak socket close released the tokens: pool gone",
+            after is not None and not pools_of(after, bid) and
+            not pools_of(rx.get("pools_after_close"), bid),
+            "left: %s" % pools_of(after, bid))
+    check_trace(c, d, "leak")
+
+
+SCENARIOS = {"bulk": scenario_bulk, "exhaust": scenario_exhaust, "leak": scenario_leak}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--qemu-rc", type=int, default=0)
+    ap.add_argument("--scenarios", nargs="+", required=True)
+    a = ap.parse_args()
+    if not os.path.isdir(a.dir):
+        print("assert_lab.py: no directory %s" % a.dir, file=sys.stderr)
+        return 2
+    c = Checks("[%s]" % a.kernel)
+
+    console = read(os.path.join(a.dir, "console.log"), "")
+    dmesg = read(os.path.join(a.dir, "dmesg.txt"))
+    c.check("vm exited cleanly", a.qemu_rc == 0, "qemu rc %d" % a.qemu_rc)
+    c.check("guest finished", read_int(os.path.join(a.dir, "guest.rc")) is not None,
+            "no guest.rc: the guest did not reach the end (see console.log)")
+    c.check("lab setup", "LAB: FAIL lab setup" not in console,
+            "see %s/setup.log" % a.dir)
+    bad = [l for l in console.splitlines() + (dmesg or "").splitlines() if BAD.search(l)]
+    c.check("no WARN/BUG/Call Trace on the console or in dmesg", not bad,
+            "; ".join(sorted(set(l.strip() for l in bad))[:5]))
+    c.check("dmesg captured", dmesg is not None)
+    tainted = read_int(os.path.join(a.dir, "tainted"))
+    c.check("kernel not tainted", tainted == 0, "tainted=%s" % tainted)
+
+    for s in a.scenarios:
+        d = os.path.join(a.dir, s)
+        if not os.path.isdir(d):
+            c.check(s + " ran", False, "no results directory")
+            continue
+        c.check(s + " scenario script exit status", read_int(os.path.join(d, "rc")) == 0,
+                "rc=%s, see %s/scenario.log" % (read_int(os.path.join(d, "rc")), d))
+        fn = SCENARIOS.get(s)
+        if fn is None:
+            c.skip(s + " assertions", "no assertions defined for this scenario")
+            continue
+        try:
+            fn(c, d)
+        except (KeyError, TypeError, ValueError) as e:
+            c.check(s + " results readable", False, "%s: %s" % (type(e).__name__, e))
+        secs = read(os.path.join(d, "seconds"), "?").strip()
+        c.info(s + " duration", secs + " s in the guest")
+
+    print("lab: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
+    return 1 if c.n["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# deps.sh: install the Debian packages the lab needs, only those missing.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+read_base
+
+PKGS=(qemu-system-x86 "$BASE_PKG" dwarves busybox-static flex bison bc
+      libssl-dev libelf-dev cpio xz-utils gcc make git python3 file
+      pkg-config libnl-3-dev libnl-genl-3-dev rsync)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}), and not root to install them"
+log "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || die "apt-get update failed"
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+	die "apt-get install ${missing[*]} failed"

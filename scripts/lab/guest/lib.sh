@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest-side helpers of the lab (busybox sh), sourced by /init and the
+# scenarios. Layout: two netdevsim ports linked back to back,
+#   RX: netdevsim1 port in the init netns, $LAB_RX_ADDR, devmem bound here
+#   TX: netdevsim2 port in a netns held by $LAB_PEER_PID, $LAB_TX_ADDR
+# Addresses are RFC 5737 documentation addresses, inside this guest only.
+
+LAB_RX_ADDR=192.0.2.1
+LAB_TX_ADDR=192.0.2.2
+LAB_PORT=5201
+LAB_STATE=/tmp/lab.env
+
+lab_param() {
+	sed -n "s/.*lab\.$1=\([^ ]*\).*/\1/p" /proc/cmdline
+}
+
+lab_now() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+lab_net_setup() {
+	local tx_if tx_idx rx_idx i
+
+	set -e
+	echo "1 1" >/sys/bus/netdevsim/new_device
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		LAB_RX_IF=$(ls /sys/bus/netdevsim/devices/netdevsim1/net/ 2>/dev/null | head -1)
+		[ -n "$LAB_RX_IF" ] && break
+		sleep 0.2
+	done
+	[ -n "$LAB_RX_IF" ] || { echo "netdevsim1 has no netdev"; return 1; }
+	rx_idx=$(cat /sys/class/net/$LAB_RX_IF/ifindex)
+	ip link set lo up
+	ip addr add $LAB_RX_ADDR/24 dev $LAB_RX_IF
+
+	# The peer: a netns with the second netdevsim, kept by a sleeping shell.
+	rm -f /tmp/peer.ready
+	unshare -n sh -c "
+		set -e
+		ip link set lo up
+		echo '2 1' >/sys/bus/netdevsim/new_device
+		sleep 0.3
+		tx_if=\$(ip -o link show | sed -n 's/^[0-9]*: \([a-z0-9]*\):.*/\1/p' | grep -v '^lo\$' | head -1)
+		tx_idx=\$(ip -o link show dev \$tx_if | cut -d: -f1)
+		exec 3</proc/1/ns/net 4</proc/self/ns/net
+		echo \"3:$rx_idx 4:\$tx_idx\" >/sys/bus/netdevsim/link_device
+		ip addr add $LAB_TX_ADDR/24 dev \$tx_if
+		ip link set \$tx_if up
+		echo \$tx_if >/tmp/peer.ready
+		exec sleep 1000000
+	" &
+	LAB_PEER_PID=$!
+	for i in $(seq 50); do
+		[ -s /tmp/peer.ready ] && break
+		sleep 0.1
+	done
+	[ -s /tmp/peer.ready ] || { echo "peer netns setup failed"; return 1; }
+	LAB_TX_IF=$(cat /tmp/peer.ready)
+	ip link set $LAB_RX_IF up
+	ping -c 1 -W 3 $LAB_TX_ADDR
+	set +e
+	cat >$LAB_STATE <<-EOT
+	LAB_RX_IF=$LAB_RX_IF
+	LAB_TX_IF=$LAB_TX_IF
+	LAB_PEER_PID=$LAB_PEER_PID
+	EOT
+	cat $LAB_STATE
+	ip -o addr show dev $LAB_RX_IF
+}
+
+# Run a command in the TX peer's netns.
+lab_peer() {
+	. $LAB_STATE
+	nsenter -n -t $LAB_PEER_PID "$@"
+}
+
+# page_pool tracepoints into the trace buffer, per scenario
+lab_trace_start() {
+	local t=/sys/kernel/tracing
+
+	echo 0 >$t/tracing_on
+	echo 16384 >$t/buffer_size_kb
+	echo >$t/trace
+	for e in page_pool_state_hold page_pool_state_release page_pool_release; do
+		echo 1 >$t/events/page_pool/$e/enable
+	done
+	echo 1 >$t/tracing_on
+}
+
+lab_trace_stop() {
+	local t=/sys/kernel/tracing
+
+	echo 0 >$t/tracing_on
+	for e in page_pool_state_hold page_pool_state_release page_pool_release; do
+		echo 0 >$t/events/page_pool/$e/enable
+	done
+	cat $t/trace
+	echo "# overrun: $(grep -h overrun $t/per_cpu/cpu*/stats | awk '{s += $2} END {print s}')"
+}
+
+# devmemtop record interval per scenario (specs/lab-*.yaml)
+lab_interval() {
+	case $1 in
+	exhaust) echo 100ms ;;
+	*) echo 200ms ;;
+	esac
+}
+
+lab_run_scenario() {
+	local s=$1 d=/out/$1 t0 t1 rc
+
+	[ -f /lab/scenarios/$s.sh ] || { echo "LAB: FAIL no scenario '$s'"; return 1; }
+	mkdir -p $d
+	echo "LAB: scenario $s start at $(lab_now)s"
+	lab_trace_start
+	t0=$(lab_now)
+	if [ -x /lab/bin/devmemtop ]; then
+		devmemtop record -o $d/devmemtop.dmtrec -i $(lab_interval $s) -- \
+			sh -c "sh /lab/scenarios/$s.sh $d >$d/scenario.log 2>&1; echo \$? >$d/rc" \
+			>$d/devmemtop-record.log 2>&1
+		echo $? >$d/devmemtop-record.rc
+	else
+		echo "devmemtop not in this initramfs (build/devmemtop missing on the host)" \
+			>$d/devmemtop-record.log
+		sh /lab/scenarios/$s.sh $d >$d/scenario.log 2>&1
+		echo $? >$d/rc
+	fi
+	t1=$(lab_now)
+	lab_trace_stop >$d/trace.txt
+	rc=$(cat $d/rc 2>/dev/null || echo 99)
+	awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.2f\n", b - a }' >$d/seconds
+	echo "LAB: scenario $s rc=$rc seconds=$(cat $d/seconds)"
+	[ "$rc" = 0 ]
+}
+
+lab_banner() {
+	. $LAB_STATE
+	cat <<-EOT
+	=== devmem lab shell (kernel flavor: $LAB_KERNEL) ===
+	RX port $LAB_RX_IF ($LAB_RX_ADDR, init netns), TX port $LAB_TX_IF ($LAB_TX_ADDR)
+	in the netns of pid $LAB_PEER_PID. Results share: /out. Try:
+	  devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M &
+	  nsenter -n -t $LAB_PEER_PID devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 64M
+	  sh /lab/scenarios/bulk.sh /out/bulk       (one scenario by hand)
+	  devmemtop -b -n 3                         (if built)
+	exit the shell to power off.
+	EOT
+}
+
+lab_finish() {
+	dmesg >/out/dmesg.txt
+	cat /proc/sys/kernel/tainted >/out/tainted
+	echo "$1" >/out/guest.rc
+	echo "LAB: done rc=$1 tainted=$(cat /proc/sys/kernel/tainted) at $(lab_now)s"
+	sync
+	umount /out
+	poweroff -f
+}

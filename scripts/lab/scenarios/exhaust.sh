@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Scenario "exhaust": a 2 MiB udmabuf (512 net_iovs) and a receiver that
+# holds every token. RX stalls when the binding has no free net_iov left:
+# netdevsim drops the packet (rx_dropped) and TCP retransmits, in vain.
+# After 3 s without data the receiver samples the pools (occupancy peak),
+# returns all tokens and exits; the sender gives up (exit 3, incomplete).
+# usage: exhaust.sh OUTDIR
+. /lab/guest/lib.sh
+. $LAB_STATE
+D=${1:?usage: exhaust.sh OUTDIR}
+mkdir -p $D
+
+cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
+devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 2M \
+	--hold --idle-timeout 3000 >$D/rx.json 2>$D/rx.log &
+RX=$!
+for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
+lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 16M \
+	--timeout 8 >$D/tx.json 2>$D/tx.log &
+TX=$!
+wait $RX
+echo $? >$D/rx.rc
+cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.after
+wait $TX
+echo $? >$D/tx.rc
+sleep 1.5
+devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-after.json
+# the sender cannot complete here: 3 (incomplete) is the expected status
+[ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 3 ]

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Scenario "leak": the receiver never calls SO_DEVMEM_DONTNEED, unbinds
+# (closes its netlink socket) while the TCP socket still holds all tokens,
+# samples the pools, then exits without returning them. Expected: the page
+# pool outlives the unbind as a zombie (detached, inflight = held
+# net_iovs); closing the socket releases the tokens; then the pool and the
+# binding are freed, nothing leaks.
+# usage: leak.sh OUTDIR
+. /lab/guest/lib.sh
+. $LAB_STATE
+D=${1:?usage: leak.sh OUTDIR}
+mkdir -p $D
+
+devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
+	--expect 8M --leak --unbind-first --idle-timeout 10000 \
+	>$D/rx.json 2>$D/rx.log &
+RX=$!
+for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
+lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 8M \
+	>$D/tx.json 2>$D/tx.log
+echo $? >$D/tx.rc
+wait $RX
+echo $? >$D/rx.rc
+sleep 1.5
+devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-after.json
+[ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ]

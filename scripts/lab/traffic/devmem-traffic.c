@@ -1,0 +1,1007 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmem-traffic: devmem TCP traffic for the lab.
+ *
+ *   rx     bind a udmabuf to an RX queue (netdev genl bind-rx), accept one
+ *          TCP connection, receive with MSG_SOCK_DEVMEM, verify every
+ *          payload byte through the dmabuf mmap, return the tokens
+ *   tx     connect and send a known byte pattern
+ *   pools  print the page pools (netdev genl page-pool-get) as JSON
+ *
+ * rx and tx print one JSON line with their counts on stdout; diagnostics
+ * go to stderr. Exit status: 0 success, 1 error, 2 usage, 3 incomplete
+ * (tx: peer went away before all was sent).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <linux/dma-buf.h>
+#include <linux/netlink.h>
+#include <linux/udmabuf.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+
+#include "devmem-uapi.h"
+
+#define PAGE_SZ		4096UL
+#define RX_IOV_LEN	(64 * 1024)
+#define RX_CMSG_LEN	(CMSG_SPACE(sizeof(struct dt_dmabuf_cmsg)) * 128)
+#define TX_CHUNK	(64 * 1024)
+#define MAX_POOLS	64
+
+static const char *prog = "devmem-traffic";
+static volatile sig_atomic_t exiting;
+
+#define err_msg(fmt, ...) fprintf(stderr, "%s: " fmt "\n", prog, ##__VA_ARGS__)
+
+static void sig_handler(int sig)
+{
+	exiting = 1;
+}
+
+/* The stream's byte at offset @off: varies within and across pages, so a
+ * frag placed at the wrong dmabuf offset or out of order is detected.
+ */
+static inline uint8_t pattern_byte(uint64_t off, uint32_t seed)
+{
+	return (uint8_t)((off * 131) ^ (off >> 9) ^ (off >> 17) ^ seed);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* "64M", "2MiB", "4096", "1G" -> bytes; -1 on bad input */
+static long long parse_size(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	case '\0': break;
+	default: return -1;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || v > LLONG_MAX / 2)
+		return -1;
+	return v;
+}
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- netlink (generic netlink family "netdev", via libnl-genl) ---- */
+
+struct nl_ctx {
+	struct nl_sock *sk;
+	int family;
+	char extack[256];	/* last error message from the kernel */
+	int error;
+};
+
+/* Keep the kernel's extack message of a failed request. */
+static int nl_err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	struct nl_ctx *ctx = arg;
+	int len;
+
+	ctx->error = e->error;
+	ctx->extack[0] = '\0';
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NL_STOP;
+	/* NETLINK_CAP_ACK: only the request's header is echoed */
+	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)sizeof(*e);
+	if (len > 0 &&
+	    !nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)(e + 1), len,
+		       NULL) && tb[NLMSGERR_ATTR_MSG])
+		snprintf(ctx->extack, sizeof(ctx->extack), "%s",
+			 nla_get_string(tb[NLMSGERR_ATTR_MSG]));
+	return NL_STOP;
+}
+
+static int nl_ctx_open(struct nl_ctx *ctx)
+{
+	int one = 1, fd;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->sk = nl_socket_alloc();
+	if (!ctx->sk)
+		return -ENOMEM;
+	if (genl_connect(ctx->sk)) {
+		nl_socket_free(ctx->sk);
+		ctx->sk = NULL;
+		return -ECONNREFUSED;
+	}
+	fd = nl_socket_get_fd(ctx->sk);
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	ctx->family = genl_ctrl_resolve(ctx->sk, DT_NETDEV_FAMILY_NAME);
+	if (ctx->family < 0) {
+		nl_socket_free(ctx->sk);
+		ctx->sk = NULL;
+		return -EPROTONOSUPPORT;
+	}
+	nl_socket_modify_err_cb(ctx->sk, NL_CB_CUSTOM, nl_err_cb, ctx);
+	return 0;
+}
+
+static void nl_ctx_close(struct nl_ctx *ctx)
+{
+	if (ctx->sk)
+		nl_socket_free(ctx->sk);
+	ctx->sk = NULL;
+}
+
+static uint64_t nla_get_uint_any(struct nlattr *a)
+{
+	return nla_len(a) == 8 ? nla_get_u64(a) : nla_get_u32(a);
+}
+
+static int bind_reply_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[DT_NETDEV_A_DMABUF_MAX + 1];
+	unsigned int *id = arg;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, DT_NETDEV_A_DMABUF_MAX, NULL))
+		return NL_SKIP;
+	if (tb[DT_NETDEV_A_DMABUF_ID])
+		*id = nla_get_u32(tb[DT_NETDEV_A_DMABUF_ID]);
+	return NL_OK;
+}
+
+/* NETDEV_CMD_BIND_RX. The binding lives as long as @ctx->sk stays open. */
+static int bind_rx(struct nl_ctx *ctx, int ifindex, unsigned int queue,
+		   int dmabuf_fd, unsigned int *binding_id)
+{
+	struct nlattr *queues;
+	struct nl_msg *msg;
+	int err;
+
+	msg = nlmsg_alloc();
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx->family, 0, 0,
+			 DT_NETDEV_CMD_BIND_RX, 1) ||
+	    nla_put_u32(msg, DT_NETDEV_A_DMABUF_IFINDEX, ifindex) ||
+	    nla_put_u32(msg, DT_NETDEV_A_DMABUF_FD, dmabuf_fd))
+		goto err_msgsize;
+	queues = nla_nest_start(msg, DT_NETDEV_A_DMABUF_QUEUES);
+	if (!queues ||
+	    nla_put_u32(msg, DT_NETDEV_A_QUEUE_ID, queue) ||
+	    nla_put_u32(msg, DT_NETDEV_A_QUEUE_TYPE, DT_NETDEV_QUEUE_TYPE_RX))
+		goto err_msgsize;
+	nla_nest_end(msg, queues);
+
+	*binding_id = 0;
+	nl_socket_modify_cb(ctx->sk, NL_CB_VALID, NL_CB_CUSTOM, bind_reply_cb,
+			    binding_id);
+	ctx->error = 0;
+	err = nl_send_sync(ctx->sk, msg);	/* frees msg, waits for ack */
+	if (ctx->error)
+		return ctx->error;
+	if (err < 0)
+		return -EIO;
+	return *binding_id ? 0 : -ENODATA;
+
+err_msgsize:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+struct pool_info {
+	uint64_t id, ifindex, napi_id, inflight, inflight_mem, detach_time;
+	int64_t dmabuf;		/* binding id, -1 if none */
+};
+
+struct pool_list {
+	struct pool_info p[MAX_POOLS];
+	int n;
+	int truncated;
+};
+
+static int pool_dump_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[DT_NETDEV_A_PAGE_POOL_MAX + 1];
+	struct pool_list *pl = arg;
+	struct pool_info *p;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, DT_NETDEV_A_PAGE_POOL_MAX,
+			  NULL) || !tb[DT_NETDEV_A_PAGE_POOL_ID])
+		return NL_SKIP;
+	if (pl->n == MAX_POOLS) {
+		pl->truncated = 1;
+		return NL_SKIP;
+	}
+	p = &pl->p[pl->n++];
+	memset(p, 0, sizeof(*p));
+	p->dmabuf = -1;
+	p->id = nla_get_uint_any(tb[DT_NETDEV_A_PAGE_POOL_ID]);
+	if (tb[DT_NETDEV_A_PAGE_POOL_IFINDEX])
+		p->ifindex = nla_get_u32(tb[DT_NETDEV_A_PAGE_POOL_IFINDEX]);
+	if (tb[DT_NETDEV_A_PAGE_POOL_NAPI_ID])
+		p->napi_id = nla_get_uint_any(tb[DT_NETDEV_A_PAGE_POOL_NAPI_ID]);
+	if (tb[DT_NETDEV_A_PAGE_POOL_INFLIGHT])
+		p->inflight = nla_get_uint_any(tb[DT_NETDEV_A_PAGE_POOL_INFLIGHT]);
+	if (tb[DT_NETDEV_A_PAGE_POOL_INFLIGHT_MEM])
+		p->inflight_mem =
+			nla_get_uint_any(tb[DT_NETDEV_A_PAGE_POOL_INFLIGHT_MEM]);
+	if (tb[DT_NETDEV_A_PAGE_POOL_DETACH_TIME])
+		p->detach_time =
+			nla_get_uint_any(tb[DT_NETDEV_A_PAGE_POOL_DETACH_TIME]);
+	if (tb[DT_NETDEV_A_PAGE_POOL_DMABUF])
+		p->dmabuf = nla_get_u32(tb[DT_NETDEV_A_PAGE_POOL_DMABUF]);
+	return NL_OK;
+}
+
+/* NETDEV_CMD_PAGE_POOL_GET dump, on a socket of its own. */
+static int dump_pools(struct pool_list *pl)
+{
+	struct nl_ctx ctx;
+	int err;
+
+	memset(pl, 0, sizeof(*pl));
+	err = nl_ctx_open(&ctx);
+	if (err)
+		return err;
+	nl_socket_modify_cb(ctx.sk, NL_CB_VALID, NL_CB_CUSTOM, pool_dump_cb, pl);
+	err = genl_send_simple(ctx.sk, ctx.family, DT_NETDEV_CMD_PAGE_POOL_GET,
+			       1, NLM_F_DUMP);
+	if (err >= 0)
+		err = nl_recvmsgs_default(ctx.sk);
+	if (ctx.error)
+		err = ctx.error;
+	else if (err < 0)
+		err = -EIO;
+	nl_ctx_close(&ctx);
+	return err;
+}
+
+/* JSON array of the pools; only those of @ifindex unless it is 0. */
+static void print_pools(FILE *f, const struct pool_list *pl, int ifindex)
+{
+	bool first = true;
+	int i;
+
+	fputc('[', f);
+	for (i = 0; i < pl->n; i++) {
+		const struct pool_info *p = &pl->p[i];
+
+		if (ifindex && p->ifindex != (uint64_t)ifindex)
+			continue;
+		fprintf(f, "%s{\"id\":%" PRIu64 ",\"ifindex\":%" PRIu64
+			",\"napi_id\":%" PRIu64 ",\"inflight\":%" PRIu64
+			",\"inflight_mem\":%" PRIu64 ",\"detach_time\":%" PRIu64
+			",\"dmabuf\":%" PRId64 "}", first ? "" : ",", p->id,
+			p->ifindex, p->napi_id, p->inflight, p->inflight_mem,
+			p->detach_time, p->dmabuf);
+		first = false;
+	}
+	fputc(']', f);
+}
+
+/* ---- udmabuf ---- */
+
+struct udmabuf {
+	int memfd, fd;
+	size_t size;
+	uint8_t *map;
+};
+
+static int udmabuf_create(struct udmabuf *ub, size_t size)
+{
+	struct udmabuf_create create = { 0 };
+	int devfd, err;
+
+	ub->memfd = ub->fd = -1;
+	ub->map = MAP_FAILED;
+	ub->size = size;
+
+	devfd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (devfd < 0) {
+		err = -errno;
+		err_msg("open /dev/udmabuf: %s (CONFIG_UDMABUF?)", strerror(errno));
+		return err;
+	}
+	ub->memfd = memfd_create("devmem-traffic", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (ub->memfd < 0)
+		goto err_errno;
+	if (ftruncate(ub->memfd, size) ||
+	    fcntl(ub->memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		goto err_errno;
+
+	create.memfd = ub->memfd;
+	create.flags = UDMABUF_FLAGS_CLOEXEC;
+	create.offset = 0;
+	create.size = size;
+	ub->fd = ioctl(devfd, UDMABUF_CREATE, &create);
+	if (ub->fd < 0)
+		goto err_errno;
+	ub->map = mmap(NULL, size, PROT_READ, MAP_SHARED, ub->fd, 0);
+	if (ub->map == MAP_FAILED)
+		goto err_errno;
+	close(devfd);
+	return 0;
+
+err_errno:
+	err = -errno;
+	err_msg("creating a %zu byte udmabuf: %s", size, strerror(errno));
+	close(devfd);
+	return err;
+}
+
+static void udmabuf_destroy(struct udmabuf *ub)
+{
+	if (ub->map != MAP_FAILED)
+		munmap(ub->map, ub->size);
+	if (ub->fd >= 0)
+		close(ub->fd);
+	if (ub->memfd >= 0)
+		close(ub->memfd);
+	ub->map = MAP_FAILED;
+	ub->fd = ub->memfd = -1;
+}
+
+static int dmabuf_sync(int fd, __u64 flags)
+{
+	struct dma_buf_sync sync = { .flags = flags | DMA_BUF_SYNC_READ };
+
+	return ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync);
+}
+
+/* ---- rx ---- */
+
+struct rx_opts {
+	const char *ifname;
+	unsigned int queue, port, seed, idle_ms, linger_ms;
+	long long dmabuf_size, expect;
+	bool hold, leak, unbind_first;
+};
+
+struct rx_stats {
+	uint64_t bytes, dmabuf_bytes, linear_bytes, frags, mismatches;
+	int64_t first_mismatch;
+	uint64_t tokens_returned, dontneed_calls, max_held, wrong_binding;
+	bool eof, idle;
+	double secs;
+};
+
+struct token_set {
+	__u32 *tok;
+	size_t n, cap;
+};
+
+static int token_push(struct token_set *ts, __u32 token)
+{
+	if (ts->n == ts->cap) {
+		size_t cap = ts->cap ? ts->cap * 2 : 1024;
+		__u32 *t = realloc(ts->tok, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		ts->tok = t;
+		ts->cap = cap;
+	}
+	ts->tok[ts->n++] = token;
+	return 0;
+}
+
+/* SO_DEVMEM_DONTNEED for every token in @ts, coalescing consecutive
+ * tokens into ranges, within the per-call limits of 6.12.
+ */
+static int tokens_return(int fd, struct token_set *ts, struct rx_stats *st)
+{
+	struct dt_dmabuf_token toks[DT_MAX_DONTNEED_TOKENS];
+	size_t i = 0;
+
+	while (i < ts->n) {
+		unsigned int nt = 0, frags = 0;
+		int ret;
+
+		while (i < ts->n && frags < DT_MAX_DONTNEED_FRAGS) {
+			if (nt && toks[nt - 1].token_start +
+				  toks[nt - 1].token_count == ts->tok[i]) {
+				toks[nt - 1].token_count++;
+			} else {
+				if (nt == DT_MAX_DONTNEED_TOKENS)
+					break;
+				toks[nt].token_start = ts->tok[i];
+				toks[nt].token_count = 1;
+				nt++;
+			}
+			frags++;
+			i++;
+		}
+		ret = setsockopt(fd, SOL_SOCKET, DT_SO_DEVMEM_DONTNEED, toks,
+				 nt * sizeof(toks[0]));
+		st->dontneed_calls++;
+		if (ret < 0) {
+			err_msg("SO_DEVMEM_DONTNEED: %s", strerror(errno));
+			return -errno;
+		}
+		st->tokens_returned += ret;
+		if ((unsigned int)ret != frags) {
+			err_msg("SO_DEVMEM_DONTNEED freed %d of %u frags", ret,
+				frags);
+			return -EPROTO;
+		}
+	}
+	ts->n = 0;
+	return 0;
+}
+
+static void verify(const uint8_t *buf, size_t len, uint64_t stream_off,
+		   const struct rx_opts *o, struct rx_stats *st)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] == pattern_byte(stream_off + i, o->seed))
+			continue;
+		if (st->first_mismatch < 0)
+			st->first_mismatch = stream_off + i;
+		st->mismatches++;
+	}
+}
+
+static int listen_and_accept(unsigned int port, int timeout_ms)
+{
+	struct sockaddr_in6 sa = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct pollfd pfd;
+	int one = 1, lfd, fd, ret;
+
+	lfd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return -errno;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
+		ret = -errno;
+		close(lfd);
+		return ret;
+	}
+	/* tells a scenario script that connecting is now safe */
+	fprintf(stderr, "%s: listening on port %u\n", prog, port);
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret <= 0) {
+		close(lfd);
+		return ret ? -errno : -ETIMEDOUT;
+	}
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	ret = fd < 0 ? -errno : fd;
+	close(lfd);
+	return ret;
+}
+
+/* Receive until EOF, @expect bytes, or @idle_ms without data. */
+static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
+		   unsigned int binding_id, struct token_set *held,
+		   struct rx_stats *st)
+{
+	static uint8_t iobuf[RX_IOV_LEN];
+	static uint8_t ctrl[RX_CMSG_LEN];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct token_set batch = { 0 };
+	int err = 0;
+
+	while (!exiting) {
+		struct iovec iov = { .iov_base = iobuf, .iov_len = sizeof(iobuf) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+		};
+		uint64_t linear_off = 0;
+		struct cmsghdr *cm;
+		ssize_t n;
+		int pr;
+
+		if (o->expect > 0 && st->bytes >= (uint64_t)o->expect)
+			break;
+		pr = poll(&pfd, 1, o->idle_ms);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0) {
+			err = -errno;
+			break;
+		}
+		if (pr == 0) {
+			st->idle = true;
+			break;
+		}
+		n = recvmsg(fd, &msg, DT_MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0) {
+			err = -errno;
+			err_msg("recvmsg(MSG_SOCK_DEVMEM): %s", strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			st->eof = true;
+			break;
+		}
+		if (msg.msg_flags & MSG_CTRUNC) {
+			err_msg("control data truncated");
+			err = -EMSGSIZE;
+			break;
+		}
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			struct dt_dmabuf_cmsg *dc;
+
+			if (cm->cmsg_level != SOL_SOCKET ||
+			    (cm->cmsg_type != DT_SCM_DEVMEM_DMABUF &&
+			     cm->cmsg_type != DT_SCM_DEVMEM_LINEAR))
+				continue;
+			dc = (struct dt_dmabuf_cmsg *)CMSG_DATA(cm);
+			if (cm->cmsg_type == DT_SCM_DEVMEM_LINEAR) {
+				/* payload the NIC left in host memory: in iov */
+				verify(iobuf + linear_off, dc->frag_size,
+				       st->bytes, o, st);
+				linear_off += dc->frag_size;
+				st->linear_bytes += dc->frag_size;
+				st->bytes += dc->frag_size;
+				continue;
+			}
+			if (dc->dmabuf_id != binding_id)
+				st->wrong_binding++;
+			if (dc->frag_offset + dc->frag_size > ub->size) {
+				err_msg("frag [%llu,+%u) outside the dmabuf",
+					(unsigned long long)dc->frag_offset,
+					dc->frag_size);
+				st->mismatches += dc->frag_size;
+			} else {
+				dmabuf_sync(ub->fd, DMA_BUF_SYNC_START);
+				verify(ub->map + dc->frag_offset, dc->frag_size,
+				       st->bytes, o, st);
+				dmabuf_sync(ub->fd, DMA_BUF_SYNC_END);
+			}
+			st->frags++;
+			st->dmabuf_bytes += dc->frag_size;
+			st->bytes += dc->frag_size;
+			err = token_push(o->hold ? held : &batch, dc->frag_token);
+			if (err)
+				goto out;
+		}
+		if (held->n > st->max_held)
+			st->max_held = held->n;
+		if (batch.n) {
+			err = tokens_return(fd, &batch, st);
+			if (err)
+				break;
+		}
+	}
+out:
+	free(batch.tok);
+	return err;
+}
+
+static void rx_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s rx --ifname IF --port P [--queue Q] [--dmabuf-size SIZE]\n"
+		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
+		"          [--hold] [--leak] [--unbind-first] [--linger MS]\n"
+		"  --hold          keep every token while receiving (exhausts a small binding);\n"
+		"                  they are returned at the end unless --leak\n"
+		"  --leak          exit without returning the held tokens (implies --hold)\n"
+		"  --unbind-first  unbind (close the netlink socket) before the TCP socket,\n"
+		"                  and report the page pools after each step\n"
+		"  --linger MS     stay bound MS ms after the tokens went back, before\n"
+		"                  unbinding (prints 'lingering' on stderr)\n", prog);
+}
+
+static int cmd_rx(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "ifname", required_argument, NULL, 'i' },
+		{ "queue", required_argument, NULL, 'q' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "dmabuf-size", required_argument, NULL, 's' },
+		{ "expect", required_argument, NULL, 'e' },
+		{ "idle-timeout", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "hold", no_argument, NULL, 'H' },
+		{ "leak", no_argument, NULL, 'L' },
+		{ "unbind-first", no_argument, NULL, 'U' },
+		{ "linger", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct rx_opts o = {
+		.dmabuf_size = 64 << 20, .expect = -1, .idle_ms = 10000,
+	};
+	struct rx_stats st = { .first_mismatch = -1 };
+	struct pool_list at_end, after_unbind, after_close;
+	bool have_end = false, have_unbind = false, have_close = false;
+	struct token_set held = { 0 };
+	unsigned int binding_id = 0;
+	struct udmabuf ub = { .memfd = -1, .fd = -1, .map = MAP_FAILED };
+	uint64_t leaked = 0;
+	struct nl_ctx nl = { 0 };
+	int c, li = 0, ifindex, fd = -1, err;
+	double t0;
+
+	while ((c = getopt_long(argc, argv, "", lo, &li)) != -1) {
+		switch (c) {
+		case 'i': o.ifname = optarg; break;
+		case 'q':
+			if (parse_uint(optarg, 1023, &o.queue))
+				goto bad_value;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 65535, &o.port) || !o.port)
+				goto bad_value;
+			break;
+		case 's':
+			o.dmabuf_size = parse_size(optarg);
+			if (o.dmabuf_size <= 0 || o.dmabuf_size % PAGE_SZ)
+				goto bad_value;
+			break;
+		case 'e':
+			o.expect = parse_size(optarg);
+			if (o.expect < 0)
+				goto bad_value;
+			break;
+		case 't':
+			if (parse_uint(optarg, 3600000, &o.idle_ms) || !o.idle_ms)
+				goto bad_value;
+			break;
+		case 'S':
+			if (parse_uint(optarg, 255, &o.seed))
+				goto bad_value;
+			break;
+		case 'H': o.hold = true; break;
+		case 'L': o.hold = o.leak = true; break;
+		case 'U': o.unbind_first = true; break;
+		case 'l':
+			if (parse_uint(optarg, 600000, &o.linger_ms))
+				goto bad_value;
+			break;
+		case 'h': rx_usage(stdout); return 0;
+		default: rx_usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !o.ifname || !o.port) {
+		err_msg("rx: --ifname and --port are required, no positional arguments");
+		return 2;
+	}
+	ifindex = if_nametoindex(o.ifname);
+	if (!ifindex) {
+		err_msg("rx: no interface '%s'", o.ifname);
+		return 1;
+	}
+
+	err = udmabuf_create(&ub, o.dmabuf_size);
+	if (err)
+		goto cleanup;
+	err = nl_ctx_open(&nl);
+	if (err) {
+		err_msg("netlink: cannot open the '%s' genl family: %s",
+			DT_NETDEV_FAMILY_NAME, strerror(-err));
+		goto cleanup;
+	}
+	err = bind_rx(&nl, ifindex, o.queue, ub.fd, &binding_id);
+	if (err) {
+		err_msg("bind-rx %s queue %u: %s%s%s%s", o.ifname, o.queue,
+			strerror(-err), nl.extack[0] ? " (" : "", nl.extack,
+			nl.extack[0] ? ")" : "");
+		goto cleanup;
+	}
+	fprintf(stderr, "%s: bound %lld byte udmabuf to %s queue %u, binding %u\n",
+		prog, o.dmabuf_size, o.ifname, o.queue, binding_id);
+
+	fd = listen_and_accept(o.port, 30000);
+	if (fd < 0) {
+		err = fd;
+		err_msg("rx: accept on port %u: %s", o.port, strerror(-err));
+		goto cleanup;
+	}
+	t0 = now_s();
+	err = rx_loop(fd, &o, &ub, binding_id, &held, &st);
+	st.secs = now_s() - t0;
+	if (err)
+		goto cleanup;
+	/* still bound, tokens still held (--hold): the occupancy peak */
+	have_end = !dump_pools(&at_end);
+
+	if (o.leak)
+		leaked = held.n;
+	else if (held.n && (err = tokens_return(fd, &held, &st)))
+		goto cleanup;
+	if (o.linger_ms) {
+		fprintf(stderr, "%s: lingering %u ms, binding %u\n", prog,
+			o.linger_ms, binding_id);
+		usleep(o.linger_ms * 1000ULL);
+	}
+
+	if (o.unbind_first) {
+		nl_ctx_close(&nl);	/* the kernel unbinds on socket close */
+		usleep(200 * 1000);
+		have_unbind = !dump_pools(&after_unbind);
+	}
+	close(fd);
+	fd = -1;
+	nl_ctx_close(&nl);
+	/* socket and pool teardown are asynchronous (RCU, deferred work) */
+	usleep(500 * 1000);
+	have_close = !dump_pools(&after_close);
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	nl_ctx_close(&nl);
+	udmabuf_destroy(&ub);
+	free(held.tok);
+	if (err && !st.bytes)
+		return 1;
+
+	printf("{\"role\":\"rx\",\"ifname\":\"%s\",\"ifindex\":%d,\"queue\":%u,"
+	       "\"binding_id\":%u,\"dmabuf_size\":%lld,\"bytes\":%" PRIu64
+	       ",\"dmabuf_bytes\":%" PRIu64 ",\"linear_bytes\":%" PRIu64
+	       ",\"frags\":%" PRIu64 ",\"mismatches\":%" PRIu64
+	       ",\"first_mismatch\":%" PRId64 ",\"wrong_binding\":%" PRIu64
+	       ",\"tokens_returned\":%" PRIu64 ",\"tokens_held_max\":%" PRIu64
+	       ",\"tokens_leaked\":%" PRIu64 ",\"dontneed_calls\":%" PRIu64
+	       ",\"eof\":%s,\"idle_timeout\":%s,\"seconds\":%.3f,\"mbytes_per_s\":%.1f",
+	       o.ifname, ifindex, o.queue, binding_id, o.dmabuf_size, st.bytes,
+	       st.dmabuf_bytes, st.linear_bytes, st.frags, st.mismatches,
+	       st.first_mismatch, st.wrong_binding, st.tokens_returned,
+	       st.max_held, leaked, st.dontneed_calls, st.eof ? "true" : "false",
+	       st.idle ? "true" : "false", st.secs,
+	       st.secs > 0 ? st.bytes / st.secs / 1e6 : 0.0);
+	if (have_end) {
+		printf(",\"pools_at_end\":");
+		print_pools(stdout, &at_end, ifindex);
+	}
+	if (have_unbind) {
+		printf(",\"pools_after_unbind\":");
+		print_pools(stdout, &after_unbind, ifindex);
+	}
+	if (have_close) {
+		printf(",\"pools_after_close\":");
+		print_pools(stdout, &after_close, ifindex);
+	}
+	printf(",\"error\":%d}\n", err);
+	fflush(stdout);
+	return err ? 1 : 0;
+
+bad_value:
+	err_msg("rx: bad value '%s' for --%s", optarg, lo[li].name);
+	return 2;
+}
+
+/* ---- tx ---- */
+
+static int cmd_tx(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "bytes", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	unsigned int seed = 0, timeout_s = 30, portnum = 0;
+	const char *addr = NULL;
+	long long total = -1;
+	socklen_t salen;
+	uint64_t sent = 0;
+	static uint8_t buf[TX_CHUNK];
+	struct timeval tv;
+	int c, fd, complete = 0;
+	double t0, secs;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a': addr = optarg; break;
+		case 'p':
+			if (parse_uint(optarg, 65535, &portnum) || !portnum) {
+				err_msg("tx: bad port '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			total = parse_size(optarg);
+			if (total < 0) {
+				err_msg("tx: bad size '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (parse_uint(optarg, 255, &seed)) {
+				err_msg("tx: bad seed '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			if (parse_uint(optarg, 3600, &timeout_s) || !timeout_s) {
+				err_msg("tx: bad timeout '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			printf("usage: %s tx --addr A --port P --bytes SIZE [--seed N] [--timeout S]\n", prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc || !addr || !portnum || total < 0) {
+		err_msg("tx: --addr, --port and --bytes are required");
+		return 2;
+	}
+	/* numeric addresses only: no resolver in a static binary */
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(portnum);
+		salen = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(portnum);
+		salen = sizeof(*sin6);
+	} else {
+		err_msg("tx: bad address '%s' (numeric IPv4/IPv6)", addr);
+		return 2;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, salen)) {
+		err_msg("tx: connect %s port %u: %s", addr, portnum,
+			strerror(errno));
+		return 1;
+	}
+	tv.tv_sec = timeout_s;
+	tv.tv_usec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	t0 = now_s();
+	while (sent < (uint64_t)total && !exiting) {
+		size_t len = total - sent < TX_CHUNK ? total - sent : TX_CHUNK;
+		ssize_t n;
+		size_t i;
+
+		for (i = 0; i < len; i++)
+			buf[i] = pattern_byte(sent + i, seed);
+		n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err_msg("tx: send after %" PRIu64 " bytes: %s", sent,
+				n < 0 ? strerror(errno) : "0");
+			break;
+		}
+		sent += n;
+	}
+	if (sent == (uint64_t)total) {
+		char b;
+
+		/* wait for the receiver to close: all was consumed */
+		shutdown(fd, SHUT_WR);
+		complete = recv(fd, &b, 1, 0) == 0;
+		if (!complete)
+			err_msg("tx: receiver did not close the connection");
+	}
+	secs = now_s() - t0;
+	close(fd);
+	printf("{\"role\":\"tx\",\"bytes\":%" PRIu64 ",\"requested\":%lld,"
+	       "\"complete\":%s,\"seconds\":%.3f}\n", sent, total,
+	       complete ? "true" : "false", secs);
+	return complete ? 0 : 3;
+}
+
+/* ---- pools ---- */
+
+static int cmd_pools(int argc, char **argv)
+{
+	struct pool_list pl;
+	int ifindex = 0, err;
+
+	if (argc == 3 && !strcmp(argv[1], "--ifname")) {
+		ifindex = if_nametoindex(argv[2]);
+		if (!ifindex) {
+			err_msg("pools: no interface '%s'", argv[2]);
+			return 1;
+		}
+	} else if (argc != 1) {
+		err_msg("usage: %s pools [--ifname IF]", prog);
+		return 2;
+	}
+	err = dump_pools(&pl);
+	if (err) {
+		err_msg("pools: page-pool-get dump: %s", strerror(-err));
+		return 1;
+	}
+	print_pools(stdout, &pl, ifindex);
+	putchar('\n');
+	return pl.truncated ? 1 : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s rx|tx|pools [options]   (%s CMD --help)\n",
+		prog, prog);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = sig_handler };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "rx"))
+		return cmd_rx(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tx"))
+		return cmd_tx(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pools"))
+		return cmd_pools(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	err_msg("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vmtest.sh: the hardware-free devmem lab. Builds (or reuses) the lab
+# kernels, boots each under qemu -accel tcg with a busybox initramfs, runs
+# the devmem TCP scenarios on a patched netdevsim pair, brings the results
+# back over virtio 9p and asserts on them. Exit status 0 only if every
+# check passed (SKIPs are printed with their reason).
+#
+#   scripts/lab/vmtest.sh [--kernel baseline|patched|all] [--scenario NAME]...
+#                         [--shell] [--no-deps] [--kunit|--no-kunit]
+#                         [--out DIR] [--timeout SECS]
+#
+#   --kernel     which kernel(s); "all" (default) runs baseline and, when
+#                the series has patched-only patches, patched too
+#   --scenario   bulk, exhaust, leak (default: all three, in that order)
+#   --shell      boot one kernel with the lab set up and give a shell on the
+#                console (exit the shell to power off; Ctrl-A X kills qemu)
+#   --kunit      run every kernel-patches/*.kunitconfig with kunit.py
+#                (default: when one exists); --no-kunit skips them
+#   --out        results (default build/lab/out), one dir per kernel
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+usage() { sed -n '9,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=auto
+OUT=$REPO_DIR/build/lab/out TIMEOUT=900
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) [ $# -ge 2 ] || usage; KERNELS=$2; shift ;;
+	--scenario) [ $# -ge 2 ] || usage; SCENARIOS+=("$2"); shift ;;
+	--shell) SHELL_MODE=1 ;;
+	--no-deps) DEPS=0 ;;
+	--kunit) KUNIT=yes ;;
+	--no-kunit) KUNIT=no ;;
+	--out) [ $# -ge 2 ] || usage; OUT=$2; shift ;;
+	--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift ;;
+	-h|--help) usage ;;
+	*) echo "vmtest.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+case $KERNELS in baseline|patched|all) ;; *) die "--kernel must be baseline, patched or all" ;; esac
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
+[ ${#SCENARIOS[@]} -gt 0 ] || SCENARIOS=(bulk exhaust leak)
+for s in "${SCENARIOS[@]}"; do
+	[ -f "$LAB_DIR/scenarios/$s.sh" ] || die "no scenario '$s' (have: $(cd "$LAB_DIR/scenarios" && ls | sed 's/\.sh$//' | paste -sd' '))"
+done
+[ "$KERNELS" != all ] || [ $SHELL_MODE = 0 ] || KERNELS=baseline
+
+T_START=$(date +%s)
+TIMINGS=()
+phase() { TIMINGS+=("$1: $2 s"); log "$1 took $2 s"; }
+
+[ $DEPS = 0 ] || "$LAB_DIR/deps.sh"
+read_base
+
+t=$(date +%s)
+make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_DIR/build/lab-traffic-build.log" ||
+	{ cat "$REPO_DIR/build/lab-traffic-build.log" >&2; die "building devmem-traffic failed"; }
+
+# Kernels: flavor -> build dir; patched is skipped when it equals baseline.
+declare -A KDIR
+flavors=()
+case $KERNELS in
+all) want=(baseline patched) ;;
+*) want=("$KERNELS") ;;
+esac
+for f in "${want[@]}"; do
+	t=$(date +%s)
+	d=$("$LAB_DIR/kbuild.sh" "$f") || die "kernel build ($f) failed"
+	phase "kernel $f ($(sed -n 's/^build_seconds=//p' "$d/.lab-stamp") s when it was built)" $(( $(date +%s) - t ))
+	dup=
+	for g in "${flavors[@]}"; do [ "${KDIR[$g]}" = "$d" ] && dup=$g; done
+	if [ -n "$dup" ]; then
+		log "$f kernel is the $dup kernel (no patched-only patch in the series yet): not run twice"
+		continue
+	fi
+	KDIR[$f]=$d
+	flavors+=("$f")
+done
+
+t=$(date +%s)
+mkdir -p "$OUT"
+INITRD=$OUT/initramfs.cpio.gz
+"$LAB_DIR/initramfs.sh" "$INITRD"
+phase "initramfs" $(( $(date +%s) - t ))
+
+qemu_cmd() {	# flavor outdir mode
+	echo qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nographic \
+		-no-reboot -nic none -kernel "${KDIR[$1]}/arch/x86/boot/bzImage" \
+		-initrd "$INITRD" \
+		-virtfs "local,path=$2,mount_tag=labout,security_model=none,id=labout" \
+		-append "\"console=ttyS0 loglevel=5 panic=-1 oops=panic lab.mode=$3 lab.kernel=$1 lab.scenarios=$(IFS=,; echo "${SCENARIOS[*]}")\""
+}
+
+if [ $SHELL_MODE = 1 ]; then
+	f=${flavors[0]}
+	d=$OUT/shell-$f
+	rm -rf "$d" && mkdir -p "$d"
+	log "booting the $f kernel with a shell; results share: $d"
+	eval "$(qemu_cmd "$f" "$d" shell)"
+	exit $?
+fi
+
+failed=0
+for f in "${flavors[@]}"; do
+	d=$OUT/$f
+	rm -rf "$d" && mkdir -p "$d"
+	log "running ${SCENARIOS[*]} on the $f kernel (console: $d/console.log)"
+	t=$(date +%s)
+	rc=0
+	eval "python3 \"$LAB_DIR/qemu-run.py\" --log \"$d/console.log\" --timeout $TIMEOUT -- $(qemu_cmd "$f" "$d" run)" || rc=$?
+	phase "vm $f" $(( $(date +%s) - t ))
+	[ $rc = 0 ] || log "qemu exit status $rc (124: timeout)"
+	python3 "$LAB_DIR/assert_lab.py" --dir "$d" --kernel "$f" --qemu-rc $rc \
+		--scenarios "${SCENARIOS[@]}" || failed=1
+	python3 "$LAB_DIR/assert_devmemtop.py" --dir "$d" --kernel "$f" \
+		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
+done
+
+# KUnit suites of the series (kunit.py builds its own UML-free qemu kernel).
+if [ $KUNIT != no ]; then
+	t=$(date +%s)
+	"$LAB_DIR/kunit.sh" $([ $KUNIT = yes ] && echo --require) || failed=1
+	phase "kunit" $(( $(date +%s) - t ))
+fi
+
+phase "vmtest total" $(( $(date +%s) - T_START ))
+printf '%s\n' "${TIMINGS[@]}" >"$OUT/timings.txt"
+printf 'timing: %s\n' "${TIMINGS[@]}"
+if [ $failed = 0 ]; then
+	log "vmtest: all checks passed"
+else
+	log "vmtest: FAILED (see the FAIL lines above and $OUT)"
+fi
+exit $failed
