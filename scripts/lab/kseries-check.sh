@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kseries-check.sh BASELINE PATCHED: host side of the "kseries" scenario
+# kseries-check.sh BASELINE PATCHED [LABEL...]: host side of the "kseries" scenario
 # (scripts/lab/scenarios/kseries.sh, issue #4). BASELINE and PATCHED are
 # the scenario's output dirs (or any files/dirs holding its
 # "KSERIES_RESULT label=..." lines) of the baseline and the patched
-# kernel. Prints baseline vs patched per run and asserts what patches
+# kernel; LABELs pick runs (default: bulk hold unbind). Prints baseline
+# vs patched per run and asserts what patches
 # 0004/0005 change, on counts and ratios only (no absolute timing):
 #
 #   every run, both kernels: receiver ok and 0 payload mismatches; no lost
@@ -22,8 +23,11 @@
 # Ends with "kseries: N passed, N failed"; exit status 1 if any failed.
 set -euo pipefail
 
-[ $# -eq 2 ] || { echo "usage: $0 BASELINE PATCHED (dirs or files)" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 BASELINE PATCHED [LABEL...] (dirs or files)" >&2; exit 2; }
 BASE=$1 PATCH=$2
+shift 2
+LABELS=("$@")
+[ ${#LABELS[@]} -gt 0 ] || LABELS=(bulk hold unbind)
 REFILL=64
 
 result_line() {	# result_line PATH LABEL
@@ -54,7 +58,7 @@ eq() { [ "$1" = "$2" ]; }
 per_call_ge() { num "$1" && num "$2" && [ "$1" -ge $(($3 * $2)) ]; }
 
 declare -A B P
-for label in bulk hold unbind; do
+for label in "${LABELS[@]}"; do
 	bl=$(result_line "$BASE" $label) pl=$(result_line "$PATCH" $label)
 	check "$label: results from both kernels" eval '[ -n "$bl" ] && [ -n "$pl" ]'
 	[ -n "$bl" ] && [ -n "$pl" ] || continue
