@@ -194,6 +194,80 @@ bool top_binding_match(const struct top_opts *o, const struct dmt_binding_snap *
 	return !strcmp(o->iface, b->ifname) || (b->ifindex && !strcmp(o->iface, idx));
 }
 
+/* The live view's last few notable events (pool gone, binding freed...). */
+#define TOP_EVENTS	6
+
+struct ev_log {
+	char line[TOP_EVENTS][176];
+	uint64_t repeat[TOP_EVENTS];
+	unsigned int n;		/* lines in use, newest last */
+};
+
+void top_event_format(const struct dmt_event *e, char *buf, size_t len)
+{
+	switch (e->type) {
+	case DMT_EV_POOL_NEW:
+		snprintf(buf, len, "pool %u: first seen (ifindex %d)", e->id, e->ifindex);
+		break;
+	case DMT_EV_POOL_RELEASE:
+		if (e->a)
+			snprintf(buf, len, "pool %u: destroyed with %lld in flight (zombie)", e->id,
+				 (long long)e->a);
+		else
+			snprintf(buf, len, "pool %u: destroyed, nothing in flight", e->id);
+		break;
+	case DMT_EV_POOL_NID:
+		snprintf(buf, len, "pool %u: NUMA node -> %lld", e->id, (long long)e->a);
+		break;
+	case DMT_EV_BIND_CREATE:
+		snprintf(buf, len, "binding %u: created on ifindex %d, %lld niovs", e->id,
+			 e->ifindex, (long long)e->a);
+		break;
+	case DMT_EV_BIND_UNBIND:
+		snprintf(buf, len, "binding %u: unbound with %lld niovs outstanding", e->id,
+			 (long long)e->a);
+		break;
+	case DMT_EV_BIND_FREE:
+		snprintf(buf, len, "binding %u: freed, %lld of %lld niovs leaked", e->id,
+			 (long long)e->a, (long long)e->b);
+		break;
+	case DMT_EV_ALLOC_FAIL:
+		snprintf(buf, len, "binding %u: allocation failed (no free niov)", e->id);
+		break;
+	default:
+		snprintf(buf, len, "event %u on %u", e->type, e->id);
+		break;
+	}
+}
+
+static int ev_log_add(void *ctx, const struct dmt_event *e)
+{
+	struct ev_log *l = ctx;
+	char buf[160], ts[16];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (e->type == DMT_EV_POOL_NEW)
+		return 0;	/* every pool shows up in the table anyway */
+	top_event_format(e, buf, sizeof(buf));
+	/* the same event again (a zombie's retries, a run of failures): count it */
+	if (l->n && !strcmp(l->line[l->n - 1] + 9, buf)) {
+		l->repeat[l->n - 1]++;
+		return 0;
+	}
+	if (l->n == TOP_EVENTS) {
+		memmove(l->line, l->line + 1, sizeof(l->line[0]) * (TOP_EVENTS - 1));
+		memmove(l->repeat, l->repeat + 1, sizeof(l->repeat[0]) * (TOP_EVENTS - 1));
+		l->n--;
+	}
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
+	snprintf(l->line[l->n], sizeof(l->line[0]), "%s %s", ts, buf);
+	l->repeat[l->n] = 1;
+	l->n++;
+	return 0;
+}
+
 static enum top_sort g_sort;
 
 static uint64_t batch_p50(const struct dmt_pool_snap *p)
@@ -356,7 +430,8 @@ static double binding_alloc_rate(const struct dmt_binding_snap *b, const struct 
 }
 
 static void render(const struct top_opts *o, const struct dmt_snapshot *s,
-		   const struct dmt_snapshot *prev, struct lines *l, bool paused, size_t *matched)
+		   const struct dmt_snapshot *prev, const struct ev_log *ev, struct lines *l,
+		   bool paused, size_t *matched)
 {
 	const struct dmt_pool_snap **sel = calloc(s->n_pools + 1, sizeof(*sel));
 	double hold_rate = 0, rel_rate = 0;
@@ -465,6 +540,17 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 			  p->release_rate, (long long)p->inflight, b50, bmax,
 			  dmt_attr_src_name(p->attr_src));
 	}
+	if (ev && ev->n) {
+		lines_add(l, "%s", "");
+		lines_add(l, "EVENTS");
+		for (unsigned int i = 0; i < ev->n; i++) {
+			if (ev->repeat[i] > 1)
+				lines_add(l, "%s (x%llu)", ev->line[i],
+					  (unsigned long long)ev->repeat[i]);
+			else
+				lines_add(l, "%s", ev->line[i]);
+		}
+	}
 	free(sel);
 }
 
@@ -539,6 +625,7 @@ int cmd_top(int argc, char **argv)
 {
 	struct collector_opts copts = {};
 	struct dmt_snapshot *s = NULL, *prev = NULL;
+	struct ev_log evl = {};
 	struct collector *c = NULL;
 	struct top_opts o;
 	bool ui, help = false, paused = false;
@@ -566,6 +653,7 @@ int cmd_top(int argc, char **argv)
 	copts.force_mode = o.force_mode;
 	copts.no_netlink = o.no_netlink;
 	copts.enable_bpf_stats = o.bpf_stats;
+	copts.events = !o.json;		/* the view lists recent events */
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -613,7 +701,7 @@ int cmd_top(int argc, char **argv)
 			else if (ch == 'p')
 				paused = !paused;
 			if (ch != ERR && prev) {
-				render(&o, prev, NULL, &l, paused, &matched);
+				render(&o, prev, NULL, &evl, &l, paused, &matched);
 				draw(&l, help);
 				lines_free(&l);
 			}
@@ -624,6 +712,8 @@ int cmd_top(int argc, char **argv)
 			wait_batch(deadline);
 		if (exiting)
 			break;
+		if (!o.json)
+			collector__poll_events(c, 0, ev_log_add, &evl);
 		e = collector__snapshot(c, &s);
 		if (e) {
 			if (ui)
@@ -639,7 +729,7 @@ int cmd_top(int argc, char **argv)
 			for (size_t i = 0; i < s->n_bindings; i++)
 				matched += top_binding_match(&o, &s->bindings[i]);
 		} else {
-			render(&o, s, prev, &l, paused, &matched);
+			render(&o, s, prev, &evl, &l, paused, &matched);
 			if (ui) {
 				draw(&l, help);
 			} else {
