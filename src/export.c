@@ -79,6 +79,7 @@ struct conn_track {
 	struct conn_track *next, *prev;
 	int fd;			/* our dup of the connection's socket */
 	uint64_t since_ns;	/* connection start or last answer */
+	bool answering;		/* request in, response not yet sent */
 	bool reaped;
 };
 
@@ -355,37 +356,54 @@ no_track:
 	*socket_context = NULL;
 }
 
-/* A request arrived complete, or a response went out: restart the deadline. */
-static void conn_answered(struct MHD_Connection *c)
+/*
+ * A request arrived complete (answering), or its response went out (not
+ * answering, waiting for the next request): restart the deadline.
+ */
+static void conn_answered(struct exporter *ex, struct MHD_Connection *c, bool answering)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct conn_track *t;
 
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	t = ci ? ci->socket_context : NULL;
-	if (t)
-		__atomic_store_n(&t->since_ns, now_mono_ns(), __ATOMIC_RELAXED);
+	if (!t)
+		return;
+	pthread_mutex_lock(&ex->conn_lock);
+	t->since_ns = now_mono_ns();
+	t->answering = answering;
+	pthread_mutex_unlock(&ex->conn_lock);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			      enum MHD_RequestTerminationCode toe)
 {
-	conn_answered(c);
+	conn_answered(cls, c, false);
 }
 
-/* Shut down connections past the request deadline; libmicrohttpd then closes them. */
+/*
+ * Shut down connections past the request deadline; libmicrohttpd then
+ * closes them. One still sending its request gets a 408 first: it cannot
+ * be idle (libmicrohttpd closes idle ones a second earlier), so it is
+ * dripping a request, and no response of ours can be on its way (the
+ * handler takes conn_lock to start one).
+ */
 static void exporter__reap(struct exporter *ex)
 {
+	static const char msg408[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+				     "Content-Type: text/plain; charset=utf-8\r\n"
+				     "Content-Length: 16\r\n\r\nrequest timeout\n";
 	/* a second of grace: idle keep-alive connections are libmicrohttpd's to close */
 	uint64_t now = now_mono_ns(), limit = (ex->http_timeout_s + 1) * 1000000000ULL;
 	struct conn_track *t;
 
 	pthread_mutex_lock(&ex->conn_lock);
 	for (t = ex->conns.next; t != &ex->conns; t = t->next) {
-		uint64_t since = __atomic_load_n(&t->since_ns, __ATOMIC_RELAXED);
-
-		if (t->reaped || now < since || now - since <= limit)
+		if (t->reaped || now < t->since_ns || now - t->since_ns <= limit)
 			continue;
+		if (!t->answering && send(t->fd, msg408, sizeof(msg408) - 1,
+					  MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			pr_debug("export: 408: %s\n", strerror(errno));
 		shutdown(t->fd, SHUT_RDWR);
 		t->reaped = true;
 		__atomic_add_fetch(&ex->timed_out, 1, __ATOMIC_RELAXED);
@@ -502,7 +520,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	static int headers_seen;
 
-	conn_answered(c);
+	conn_answered(ex, c, true);
 	/*
 	 * Read-only: anything but GET and HEAD is refused before its body is
 	 * read (an early answer: libmicrohttpd then closes the connection).
