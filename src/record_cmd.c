@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include "commands.h"
 #include "gate_spec.h"
+#include "json_out.h"
 #include "record.h"
 #include "runner.h"
 #include "util.h"
@@ -521,23 +522,27 @@ int cmd_report(int argc, char **argv)
 	const struct rec_meta *m;
 	struct report r = {};
 	struct rec_reader *rd;
-	bool quiet_events = false, printed_hdr = false;
+	bool quiet_events = false, printed_hdr = false, json = false;
 	struct rec_item it;
 	const char *path = NULL;
 	int ret, err = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("Usage: devmemtop report [--no-events] FILE\n\n"
+			printf("Usage: devmemtop report [--no-events | --json] FILE\n\n"
 			       "Print a recording made by 'devmemtop record': header, metric\n"
 			       "availability, events, pool and binding tables and histograms.\n"
+			       "--json prints every snapshot instead, one JSON object a line, in\n"
+			       "the schema of 'devmemtop --json' (docs/json-schema.md).\n"
 			       "Exits 1 when the file is damaged (after printing what it could read).\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--no-events")) {
 			quiet_events = true;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
 		} else if (argv[i][0] == '-' || path) {
 			fprintf(stderr, "devmemtop report: unexpected argument '%s' "
-				"(usage: devmemtop report [--no-events] FILE)\n", argv[i]);
+				"(usage: devmemtop report [--no-events | --json] FILE)\n", argv[i]);
 			return 2;
 		} else {
 			path = argv[i];
@@ -558,9 +563,24 @@ int cmd_report(int argc, char **argv)
 		rec_reader__free(rd);
 		return 1;
 	}
-	print_meta(path, m);
+	if (!json)
+		print_meta(path, m);
 	r.start_mono = m->start_mono_ns;
 	while ((ret = rec_reader__next(rd, &it)) > 0) {
+		if (json) {
+			if (it.type == REC_SNAPSHOT) {
+				struct json_object *o = json_snapshot(it.snap);
+
+				rec_snapshot_free(it.snap);
+				if (!o) {
+					err = -ENOMEM;
+					break;
+				}
+				puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+				json_object_put(o);
+			}
+			continue;
+		}
 		switch (it.type) {
 		case REC_EVENT:
 			r.n_events++;
@@ -599,8 +619,9 @@ int cmd_report(int argc, char **argv)
 		if (err)
 			break;
 	}
-	print_tables(&r);
-	if (r.have_end) {
+	if (!json)
+		print_tables(&r);
+	if (!json && r.have_end) {
 		static const char *const why[] = { "duration elapsed", "command exited",
 						   "signal", "collector error" };
 

@@ -39,6 +39,21 @@ holds=$(echo "$row" | awk '{print $5}')
 [ "$holds" -gt 10000 ] || fail "report: only $holds holds on $IF_RX"
 grep -q "^  pool .* ($IF_RX):" "$TMPD/report.txt" || fail "no refill histogram for $IF_RX"
 
+# report --json: every snapshot, in the live view's JSON schema
+"$DMT" report --json "$REC" >"$TMPD/snaps.json" || fail "report --json"
+python3 - "$TMPD/snaps.json" "$nsnap" "$IF_RX" "$holds" <<'PY' || fail "report --json content"
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+assert len(snaps) == int(sys.argv[2]), "%d snapshots, recorder wrote %s" % (len(snaps), sys.argv[2])
+assert all(s["schema"] == "devmemtop.snapshot" for s in snaps)
+seqs = [s["seq"] for s in snaps]
+assert seqs == sorted(seqs), "snapshots out of order"
+mine = [p for s in snaps for p in s["pools"] if p["ifname"] == sys.argv[3]]
+assert mine, "no pool on %s in the JSON" % sys.argv[3]
+print("report --json: %d snapshots, max holds on %s: %d" % (len(snaps), sys.argv[3], max(p["holds"] for p in mine)))
+assert max(p["holds"] for p in mine) >= int(sys.argv[4])
+PY
+
 # gating the recording: numbers must be the report's numbers
 cat >"$TMPD/exact.yaml" <<Y
 name: from-recording
