@@ -623,7 +623,7 @@ int cmd_report(int argc, char **argv)
 		print_tables(&r);
 	if (!json && r.have_end) {
 		static const char *const why[] = { "duration elapsed", "command exited",
-						   "signal", "collector error" };
+						   "signal", "error (command did not start or collection failed)" };
 
 		printf("\nend: %s", why[r.end.reason]);
 		if (r.end.exit_status != -1) {
