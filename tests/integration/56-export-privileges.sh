@@ -15,6 +15,8 @@ need_dmt
 need_cmd setpriv
 need_cmd curl
 need_cmd python3
+need_cmd strace
+need_cmd systemd-analyze
 UNIT=$TOP/dashboards/devmemtop-exporter.service
 T=$EXPORT_TOOLS
 
@@ -70,57 +72,52 @@ cmp -s "$TMPD/root.progs" "$TMPD/nobody.progs" ||
 	fail "programs attached as root and as uid 65534 differ: $(diff "$TMPD/root.progs" "$TMPD/nobody.progs")"
 log "uid 65534 with $caps: same $(grep -c ' 1$' "$TMPD/nobody.avail") available metrics and $(grep -c ' 1$' "$TMPD/nobody.progs") attached programs as root, $batches refill batches on $IF_RX"
 
-if command -v strace >/dev/null && command -v systemd-analyze >/dev/null; then
-	# every syscall of a serving run is in the unit's allow-list
-	strace -f -qq -o "$TMPD/strace" "$DMT" export --listen 127.0.0.1:0 -i 300ms \
-		>/dev/null 2>"$TMPD/export.err" &
-	st_pid=$!
-	_TB_PIDS+=($st_pid)
-	for i in $(seq 1 100); do
-		port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$TMPD/export.err")
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	[ -n "$port" ] || fail "exporter under strace did not start: $(cat "$TMPD/export.err")"
-	for i in 1 2 3; do
-		curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" >/dev/null || fail "scrape under strace"
-	done
-	curl -sf --max-time 5 "http://127.0.0.1:$port/healthz" >/dev/null || fail "healthz under strace"
-	sleep 1
-	exp_pid=$(pgrep -P $st_pid -x devmemtop)
-	[ -n "$exp_pid" ] || fail "no exporter under strace"
-	kill -TERM "$exp_pid"
-	wait $st_pid
-	expand() {	# syscall group -> names, recursively
-		local x
-		systemd-analyze syscall-filter "$1" | sed 's/^ *//' | grep -v '^#' | grep . | tail -n +2 |
-		while read -r x; do
-			case $x in @*) expand "$x" ;; *) echo "$x" ;; esac
-		done
-	}
-	filter=$(sed -n 's/^SystemCallFilter=//p' "$UNIT")
-	[ "$(echo "$filter" | wc -l)" = 1 ] || fail "this test reads one SystemCallFilter= line: $filter"
-	for x in $filter; do
+# every syscall of a serving run is in the unit's allow-list
+strace -f -qq -o "$TMPD/strace" "$DMT" export --listen 127.0.0.1:0 -i 300ms \
+	>/dev/null 2>"$TMPD/export.err" &
+st_pid=$!
+_TB_PIDS+=($st_pid)
+for i in $(seq 1 100); do
+	port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$TMPD/export.err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || fail "exporter under strace did not start: $(cat "$TMPD/export.err")"
+for i in 1 2 3; do
+	curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" >/dev/null || fail "scrape under strace"
+done
+curl -sf --max-time 5 "http://127.0.0.1:$port/healthz" >/dev/null || fail "healthz under strace"
+sleep 1
+exp_pid=$(pgrep -P $st_pid -x devmemtop)
+[ -n "$exp_pid" ] || fail "no exporter under strace"
+kill -TERM "$exp_pid"
+wait $st_pid
+expand() {	# syscall group -> names, recursively
+	local x
+	systemd-analyze syscall-filter "$1" | sed 's/^ *//' | grep -v '^#' | grep . | tail -n +2 |
+	while read -r x; do
 		case $x in @*) expand "$x" ;; *) echo "$x" ;; esac
-	done | sort -u >"$TMPD/allowed"
-	sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$TMPD/strace" | sort -u >"$TMPD/used"
-	[ "$(wc -l <"$TMPD/used")" -gt 20 ] || fail "strace saw too few syscalls: $(cat "$TMPD/used")"
-	missing=$(comm -23 "$TMPD/used" "$TMPD/allowed")
-	[ -z "$missing" ] || fail "syscalls the unit's SystemCallFilter would refuse: $missing"
-	log "$(wc -l <"$TMPD/used") distinct syscalls of a serving run, all in the unit's filter"
+	done
+}
+filter=$(sed -n 's/^SystemCallFilter=//p' "$UNIT")
+[ "$(echo "$filter" | wc -l)" = 1 ] || fail "this test reads one SystemCallFilter= line: $filter"
+for x in $filter; do
+	case $x in @*) expand "$x" ;; *) echo "$x" ;; esac
+done | sort -u >"$TMPD/allowed"
+sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$TMPD/strace" | sort -u >"$TMPD/used"
+[ "$(wc -l <"$TMPD/used")" -gt 20 ] || fail "strace saw too few syscalls: $(cat "$TMPD/used")"
+missing=$(comm -23 "$TMPD/used" "$TMPD/allowed")
+[ -z "$missing" ] || fail "syscalls the unit's SystemCallFilter would refuse: $missing"
+log "$(wc -l <"$TMPD/used") distinct syscalls of a serving run, all in the unit's filter"
 
-	sed "s|^ExecStart=[^ ]*|ExecStart=$DMT|" "$UNIT" >"$TMPD/devmemtop-exporter.service"
-	out=$(systemd-analyze verify "$TMPD/devmemtop-exporter.service" 2>&1) ||
-		fail "systemd-analyze verify: $out"
-	[ -z "$out" ] || fail "systemd-analyze verify warns: $out"
-	exposure=$(systemd-analyze security --offline=true "$TMPD/devmemtop-exporter.service" 2>&1 |
-		sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
-	[ -n "$exposure" ] || fail "systemd-analyze security gave no exposure level"
-	python3 -c "import sys; sys.exit(0 if float('$exposure') <= 2.0 else 1)" ||
-		fail "unit exposure $exposure > 2.0"
-	log "systemd-analyze: unit verifies, exposure $exposure"
-else
-	log "strace or systemd-analyze missing: syscall filter and unit checks not run"
-	fail "strace and systemd-analyze are needed for the unit checks (scripts/install-deps.sh)"
-fi
+sed "s|^ExecStart=[^ ]*|ExecStart=$DMT|" "$UNIT" >"$TMPD/devmemtop-exporter.service"
+out=$(systemd-analyze verify "$TMPD/devmemtop-exporter.service" 2>&1) ||
+	fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify warns: $out"
+exposure=$(systemd-analyze security --offline=true "$TMPD/devmemtop-exporter.service" 2>&1 |
+	sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+[ -n "$exposure" ] || fail "systemd-analyze security gave no exposure level"
+python3 -c "import sys; sys.exit(0 if float('$exposure') <= 2.0 else 1)" ||
+	fail "unit exposure $exposure > 2.0"
+log "systemd-analyze: unit verifies, exposure $exposure"
 pass "CAP_BPF + CAP_PERFMON as uid 65534 suffice on this kernel; unit filter covers every syscall"
