@@ -13,7 +13,8 @@
 #
 #   --kernel     which kernel(s); "all" (default) runs baseline and, when
 #                the series has patched-only patches, patched too
-#   --scenario   bulk, exhaust, leak (default: all three, in that order)
+#   --scenario   a scripts/lab/scenarios/NAME.sh (default: bulk, exhaust,
+#                leak, then any other scenario file, e.g. kseries)
 #   --shell      boot one kernel with the lab set up and give a shell on the
 #                console (exit the shell to power off; Ctrl-A X kills qemu)
 #   --kunit      run every kernel-patches/*.kunitconfig with kunit.py
@@ -22,7 +23,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '9,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=auto
 OUT=$REPO_DIR/build/lab/out TIMEOUT=900
@@ -43,7 +44,13 @@ while [ $# -gt 0 ]; do
 done
 case $KERNELS in baseline|patched|all) ;; *) die "--kernel must be baseline, patched or all" ;; esac
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
-[ ${#SCENARIOS[@]} -gt 0 ] || SCENARIOS=(bulk exhaust leak)
+if [ ${#SCENARIOS[@]} -eq 0 ]; then
+	SCENARIOS=(bulk exhaust leak)
+	for f in "$LAB_DIR"/scenarios/*.sh; do
+		s=$(basename "$f" .sh)
+		[[ " ${SCENARIOS[*]} " == *" $s "* ]] || SCENARIOS+=("$s")
+	done
+fi
 for s in "${SCENARIOS[@]}"; do
 	[ -f "$LAB_DIR/scenarios/$s.sh" ] || die "no scenario '$s' (have: $(cd "$LAB_DIR/scenarios" && ls | sed 's/\.sh$//' | paste -sd' '))"
 done
@@ -89,7 +96,7 @@ phase "initramfs" $(( $(date +%s) - t ))
 
 qemu_cmd() {	# flavor outdir mode
 	echo qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nographic \
-		-no-reboot -nic none -kernel "${KDIR[$1]}/arch/x86/boot/bzImage" \
+		-no-reboot -nic none -kernel "${KDIR[$1]}/bzImage" \
 		-initrd "$INITRD" \
 		-virtfs "local,path=$2,mount_tag=labout,security_model=none,id=labout" \
 		-append "\"console=ttyS0 loglevel=5 panic=-1 oops=panic lab.mode=$3 lab.kernel=$1 lab.scenarios=$(IFS=,; echo "${SCENARIOS[*]}")\""
@@ -120,6 +127,16 @@ for f in "${flavors[@]}"; do
 		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 done
+
+# Baseline vs patched comparison of the series (issue #4's kseries scenario).
+if [ -x "$LAB_DIR/kseries-check.sh" ] && [[ " ${SCENARIOS[*]} " == *" kseries "* ]]; then
+	if [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ]; then
+		"$LAB_DIR/kseries-check.sh" "$OUT/baseline/kseries/kseries-results.txt" \
+			"$OUT/patched/kseries/kseries-results.txt" bulk || failed=1
+	else
+		echo "SKIP kseries-check: needs both kernels (ran: ${flavors[*]})"
+	fi
+fi
 
 # KUnit suites of the series (kunit.py builds its own UML-free qemu kernel).
 if [ $KUNIT != no ]; then
