@@ -5,6 +5,7 @@
  * 1 some failed, 2 error.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,29 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 	return 0;
 }
 
+/*
+ * An error before thresholds could be evaluated: one line on stderr, and
+ * the --junit/--json outputs say so too, so CI shows why.
+ */
+static void gate_error(const struct gate_args *a, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void gate_error(const struct gate_args *a, const char *name, const char *fmt, ...)
+{
+	char msg[1600];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "devmemtop gate: %s\n", msg);
+	err = gate_write_error(a->junit, a->json, name, msg);
+	if (err)
+		fprintf(stderr, "devmemtop gate: cannot write the error to --junit/--json: %s\n",
+			strerror(-err));
+}
+
 static int eval_snapshot(void *ctx, const struct dmt_snapshot *s)
 {
 	return gate_eval__add(ctx, s);
@@ -179,26 +203,25 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	int err;
 
 	if (check_bpf_privileges(why, sizeof(why))) {
-		fprintf(stderr, "devmemtop gate: %s\n", why);
+		gate_error(a, spec->name, "%s", why);
 		return -EPERM;
 	}
 	c = collector__new(&copts);
 	if (!c) {
 		err = -errno;
-		fprintf(stderr, "devmemtop gate: cannot start the collector: %s\n",
-			strerror(-err));
+		gate_error(a, spec->name, "cannot start the collector: %s", strerror(-err));
 		return err;
 	}
 	err = collector__snapshot(c, &first);
 	if (err) {
-		fprintf(stderr, "devmemtop gate: first snapshot failed: %s\n", strerror(-err));
+		gate_error(a, spec->name, "first snapshot failed: %s", strerror(-err));
 		goto free_c;
 	}
 	memcpy(avail, first->avail, sizeof(first->avail));
 	snprintf(rep->mode, sizeof(rep->mode), "%s", dmt_mode_name(collector__mode(c)));
 	err = gate_eval__check_avail(spec, first->avail, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "devmemtop gate: %s\n", why);
+		gate_error(a, spec->name, "%s", why);
 		snapshot__free(first);
 		goto free_c;
 	}
@@ -211,7 +234,7 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 		snprintf(rep->error, sizeof(rep->error), "%s", res.err);
 		/* a command that never started measured nothing: no table */
 		if (a->cmd && res.n_snapshots <= 1) {
-			fprintf(stderr, "devmemtop gate: %s\n", res.err);
+			gate_error(a, spec->name, "%s", res.err);
 			goto free_c;
 		}
 		err = 0;
@@ -244,12 +267,13 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 
 	r = rec_reader__open(a->from);
 	if (!r) {
-		fprintf(stderr, "devmemtop gate: cannot open %s: %s\n", a->from, strerror(errno));
-		return -errno;
+		err = -errno;
+		gate_error(a, spec->name, "cannot open %s: %s", a->from, strerror(-err));
+		return err;
 	}
 	m = rec_reader__meta(r);
 	if (!m) {
-		fprintf(stderr, "devmemtop gate: %s\n", rec_reader__error(r));
+		gate_error(a, spec->name, "%s", rec_reader__error(r));
 		err = -EBADMSG;
 		goto free_r;
 	}
@@ -258,7 +282,7 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 	snprintf(rep->mode, sizeof(rep->mode), "%s", dmt_mode_name(m->mode));
 	err = gate_eval__check_avail(spec, m->avail, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "devmemtop gate: %s (recorded on kernel %s)\n", why, m->kernel);
+		gate_error(a, spec->name, "%s (recorded on kernel %s)", why, m->kernel);
 		goto free_r;
 	}
 	while ((ret = rec_reader__next(r, &it)) > 0) {
@@ -267,7 +291,7 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 		err = gate_eval__add(ev, it.snap);
 		rec_snapshot_free(it.snap);
 		if (err) {
-			fprintf(stderr, "devmemtop gate: %s\n", strerror(-err));
+			gate_error(a, spec->name, "%s", strerror(-err));
 			goto free_r;
 		}
 	}
@@ -295,7 +319,7 @@ int cmd_gate(int argc, char **argv)
 		return ret > 0 ? 0 : EXIT_GATE_ERROR;
 	spec = gate_spec__parse_file(a.spec, err, sizeof(err));
 	if (!spec) {
-		fprintf(stderr, "devmemtop gate: %s\n", err);
+		gate_error(&a, a.spec, "%s", err);
 		return EXIT_GATE_ERROR;
 	}
 	if (a.check_only) {

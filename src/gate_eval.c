@@ -934,3 +934,45 @@ put:
 	json_object_put(root);
 	return err;
 }
+
+int gate_write_error(const char *junit, const char *json, const char *name, const char *msg)
+{
+	json_object *root;
+	FILE *f;
+	int err = 0;
+
+	if (junit) {
+		f = fopen(junit, "w");
+		if (!f)
+			return -errno;
+		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			   "<testsuites tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+			   "  <testsuite name=\"");
+		xml_escape(f, name);
+		fprintf(f, "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0\">\n"
+			   "    <testcase classname=\"devmemtop\" name=\"run\" time=\"0\">\n"
+			   "      <error message=\"");
+		xml_escape(f, msg);
+		fprintf(f, "\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
+		if (fflush(f) || ferror(f))
+			err = -EIO;
+		if (fclose(f) && !err)
+			err = -errno;
+		if (err)
+			return err;
+	}
+	if (!json)
+		return 0;
+	root = json_object_new_object();
+	if (!root)
+		return -ENOMEM;
+	json_object_object_add(root, "devmemtop_gate", json_object_new_int(1));
+	json_object_object_add(root, "spec", json_object_new_string(name));
+	json_object_object_add(root, "result", json_object_new_string("error"));
+	json_object_object_add(root, "error", json_object_new_string(msg));
+	json_object_object_add(root, "thresholds", json_object_new_array());
+	if (json_object_to_file_ext(json, root, JSON_C_TO_STRING_PRETTY))
+		err = errno ? -errno : -EIO;
+	json_object_put(root);
+	return err;
+}

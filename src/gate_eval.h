@@ -99,6 +99,13 @@ void gate_report__print(const struct gate_report *rep, FILE *f);
 int gate_report__write_junit(const struct gate_report *rep, const char *path);
 int gate_report__write_json(const struct gate_report *rep, const char *path);
 void gate_report__fini(struct gate_report *rep);
+/*
+ * For errors before any threshold could be evaluated (bad spec, metric
+ * unavailable, command did not start): a JUnit file with one errored
+ * testcase and/or a JSON result with "result": "error". Either path may be
+ * NULL. 0 or -errno.
+ */
+int gate_write_error(const char *junit, const char *json, const char *name, const char *msg);
 
 const char *gate_status_name(enum gate_status s);
 

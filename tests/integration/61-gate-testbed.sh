@@ -97,9 +97,10 @@ grep -q "the command exited with status 3" "$TMPD/e2.out" || fail "failing comma
 if grep -Eq '^  binding_alloc_latency +no ' "$TMPD/avail.txt"; then
 	printf 'thresholds:\n  - metric: binding.alloc_latency\n    expect: [ "p(99) < 20us" ]\n' \
 		>"$TMPD/unavail.yaml"
-	"$DMT" gate --spec "$TMPD/unavail.yaml" -d 1s >"$TMPD/u.out" 2>&1
+	"$DMT" gate --spec "$TMPD/unavail.yaml" -d 1s --junit "$TMPD/u.xml" >"$TMPD/u.out" 2>&1
 	rc=$?
 	[ $rc = 2 ] || fail "unavailable metric: exit $rc, want 2: $(cat "$TMPD/u.out")"
+	junit_check "$TMPD/u.xml" 1 0 1 0
 	grep -q "unavail.yaml:2:5: metric binding.alloc_latency is unavailable on this kernel" \
 		"$TMPD/u.out" || fail "unavailable message: $(cat "$TMPD/u.out")"
 	printf 'thresholds:\n  - metric: binding.alloc_latency\n    optional: true\n    expect: [ "p(99) < 20us" ]\n  - metric: tool.ringbuf_drops\n    expect: [ count == 0 ]\n' \

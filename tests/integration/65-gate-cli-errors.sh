@@ -4,7 +4,10 @@
 # column), missing files. Each is one line on stderr and exit 2, never a
 # crash. Also: every shipped spec (specs/*.yaml) parses.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/gate_lib.sh"
 need_dmt
+need_cmd xmllint
+need_cmd python3
 
 expect_err() {	# DESCRIPTION EXPECTED-REGEX ARGS...
 	local what=$1 re=$2 rc lines
@@ -48,6 +51,16 @@ printf 'thresholds:\n  - metric: pool.holds\n    expect: [count > 0\n' >"$TMPD/b
 expect_err "YAML syntax" 'b3.yaml:[0-9]+:[0-9]+: YAML error: ' gate --spec "$TMPD/b3.yaml" -d 1s
 printf 'thresholds:\n  - metric: pool.holds\n    colour: red\n    expect: [count > 0]\n' >"$TMPD/b4.yaml"
 expect_err "unknown key" "b4.yaml:3:5: unknown key 'colour'" gate --spec "$TMPD/b4.yaml" -d 1s
+# the error reaches CI through --junit/--json as well
+"$DMT" gate --spec "$TMPD/b4.yaml" -d 1s --junit "$TMPD/b4.xml" --json "$TMPD/b4.json" >/dev/null 2>&1
+[ $? = 2 ] || fail "bad spec with --junit: want exit 2"
+junit_check "$TMPD/b4.xml" 1 0 1 0
+grep -q "unknown key &apos;colour&apos;" "$TMPD/b4.xml" || fail "JUnit error lacks the message"
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['result'] == 'error' and 'unknown key' in r['error'] and r['thresholds'] == [], r
+" "$TMPD/b4.json" || fail "JSON error result"
 head -c 3000 /dev/urandom >"$TMPD/b5.yaml"
 "$DMT" gate --spec "$TMPD/b5.yaml" -d 1s >/dev/null 2>"$TMPD/e"
 rc=$?
