@@ -71,6 +71,7 @@ enum {
 	F_INTERVAL,
 	F_SCRAPES,
 	F_HTTP_TIMEOUTS,
+	F_SNAPSHOTS_HELD,
 	F_SCRAPE_DURATION,
 	F__COUNT,
 };
@@ -236,6 +237,9 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_HTTP_TIMEOUTS, "devmemtop_http_request_timeouts_total", "counter",
 	    -1, EXPO_SELF, NULL,
 	    "HTTP connections closed because a request or response did not finish within --http-timeout."),
+	FAM(F_SNAPSHOTS_HELD, "devmemtop_snapshots_held", "gauge",
+	    -1, EXPO_SELF, NULL,
+	    "Snapshot versions in memory: the current one plus older ones that scrapes in progress still hold (more than a few means slow clients)."),
 	FAM(F_SCRAPE_DURATION, "devmemtop_scrape_duration_seconds", "gauge",
 	    -1, EXPO_SELF, NULL,
 	    "Time this scrape took to produce, up to this line (rendering its snapshot, or copying the text the first scrape of that snapshot rendered)."),
@@ -646,19 +650,21 @@ int expo__render(struct promfmt *w, const struct expo_input *in)
 	return promfmt__err(w);
 }
 
-int expo__render_scrape(struct promfmt *w, uint64_t scrapes, uint64_t http_timeouts,
-			double seconds)
+int expo__render_scrape(struct promfmt *w, const struct expo_scrape *sc)
 {
 	const struct expo_family *f;
 
 	f = &expo_families[F_SCRAPES];
 	promfmt__family(w, f->name, f->type, f->help);
-	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, scrapes);
+	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, sc->scrapes);
 	f = &expo_families[F_HTTP_TIMEOUTS];
 	promfmt__family(w, f->name, f->type, f->help);
-	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, http_timeouts);
+	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, sc->http_timeouts);
+	f = &expo_families[F_SNAPSHOTS_HELD];
+	promfmt__family(w, f->name, f->type, f->help);
+	promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, sc->snapshots_held);
 	f = &expo_families[F_SCRAPE_DURATION];
 	promfmt__family(w, f->name, f->type, f->help);
-	promfmt__sample(w, NULL, NULL, 0, NULL, NULL, seconds);
+	promfmt__sample(w, NULL, NULL, 0, NULL, NULL, sc->seconds);
 	return promfmt__err(w);
 }

@@ -75,11 +75,14 @@ struct expo_input {
  * per published snapshot and shares the text between scrapes).
  */
 int expo__render(struct promfmt *w, const struct expo_input *in);
-/*
- * The per-scrape tail: scrapes served (this one included), HTTP request
- * timeouts, and this scrape's duration, measured last.
- */
-int expo__render_scrape(struct promfmt *w, uint64_t scrapes, uint64_t http_timeouts,
-			double seconds);
+/* The per-scrape tail, after the snapshot's text. */
+struct expo_scrape {
+	uint64_t scrapes;		/* /metrics requests, this one included */
+	uint64_t http_timeouts;		/* connections shut down at the deadline */
+	uint64_t snapshots_held;	/* snapshot versions alive (publisher) */
+	double seconds;			/* this scrape so far: measure last */
+};
+
+int expo__render_scrape(struct promfmt *w, const struct expo_scrape *sc);
 
 #endif /* DEVMEMTOP_EXPO_H */

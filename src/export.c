@@ -3,21 +3,21 @@
  * devmemtop export: serve snapshots as Prometheus metrics over HTTP.
  *
  * The main thread owns the collector: it takes a snapshot every interval
- * and publishes it as an immutable, reference-counted object by swapping a
- * pointer under a mutex (held for a pointer copy and a reference count
- * increment, nothing else). libmicrohttpd's threads take a reference, render
- * the text from it outside the lock and drop the reference, so a slow or
- * stuck scrape never delays collection, and any number of scrapes run side
- * by side on the same snapshot.
+ * and hands it to the publisher (publisher.c), which swaps it in as an
+ * immutable, reference-counted object. libmicrohttpd's threads take a
+ * reference; the first scrape of a snapshot renders its text, every scrape
+ * copies that text and appends its own lines. A slow or stuck scrape never
+ * delays collection, and any number of scrapes run side by side.
  *
  * HTTP hardening: libmicrohttpd answers malformed requests (400), oversized
  * request lines and headers (414/431, bounded by the per-connection memory
- * limit) and closes idle connections after --http-timeout. Its timeout is an
- * idle timeout, so a client that drips one header byte a second would hold
- * a connection forever; the main thread therefore also shuts down any
+ * limit) and closes idle connections after --http-timeout. Its timeout is
+ * an idle timeout, so a client that drips one header byte a second would
+ * hold a connection forever; the main thread therefore also shuts down any
  * connection whose request has not arrived complete (or whose response has
  * not been taken) within --http-timeout (plus a second of grace) of its
- * start or of its previous response. It does so on a dup() of the socket that it owns until
+ * start or of its previous response, with a 408 if it was still sending
+ * its request. It does so on a dup() of the socket that it owns until
  * libmicrohttpd reports the connection closed, so a reused descriptor is
  * never touched.
  */
@@ -41,31 +41,14 @@
 #include "commands.h"
 #include "expo.h"
 #include "promfmt.h"
+#include "publisher.h"
 #include "util.h"
 
 #define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
 #define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
 #define EXPORT_TICK_NS		(250ULL * 1000000ULL)
-#define SCRAPE_TAIL_MAX		1024	/* the per-scrape lines after the shared text */
-
-/*
- * An immutable snapshot shared between the collector and HTTP threads. Its
- * text is rendered once, by the first scrape that needs it, and shared by
- * all later scrapes of the same snapshot.
- */
-struct pub {
-	int ref;
-	struct dmt_snapshot *snap;
-	struct expo_totals totals;
-	uint64_t collections;
-	uint64_t errors;
-	uint64_t published_ns;	/* CLOCK_MONOTONIC */
-	pthread_mutex_t text_lock;
-	char *text;		/* NULL until rendered */
-	size_t text_len;
-	int text_err;
-};
+#define SCRAPE_TAIL_MAX		2048	/* the per-scrape lines after the shared text */
 
 struct exporter_opts {
 	const char *listen;		/* "host:port", "[v6]:port" */
@@ -87,8 +70,7 @@ struct exporter {
 	int lfd;
 	char addr_str[80];
 	struct MHD_Daemon *mhd;
-	pthread_mutex_t lock;
-	struct pub *cur;
+	struct publisher *pb;
 	double interval_s;
 	unsigned int http_timeout_s;
 	unsigned int max_conns;
@@ -97,75 +79,6 @@ struct exporter {
 	struct conn_track conns;	/* list head */
 	uint64_t timed_out;		/* atomic: connections shut down */
 };
-
-static void pub_put(struct pub *p)
-{
-	if (p && __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) == 0) {
-		snapshot__free(p->snap);
-		pthread_mutex_destroy(&p->text_lock);
-		free(p->text);
-		free(p);
-	}
-}
-
-static struct pub *exporter__get(struct exporter *ex)
-{
-	struct pub *p;
-
-	pthread_mutex_lock(&ex->lock);
-	p = ex->cur;
-	if (p)
-		__atomic_add_fetch(&p->ref, 1, __ATOMIC_ACQ_REL);
-	pthread_mutex_unlock(&ex->lock);
-	return p;
-}
-
-/* Takes ownership of snap; published_ns 0 means now. */
-static int exporter__publish(struct exporter *ex, struct dmt_snapshot *snap,
-			     const struct expo_totals *t, uint64_t collections, uint64_t errors,
-			     uint64_t published_ns)
-{
-	struct pub *p = calloc(1, sizeof(*p)), *old;
-
-	if (!p) {
-		snapshot__free(snap);
-		return -ENOMEM;
-	}
-	p->ref = 1;
-	pthread_mutex_init(&p->text_lock, NULL);
-	p->snap = snap;
-	p->totals = *t;
-	p->collections = collections;
-	p->errors = errors;
-	p->published_ns = published_ns ? published_ns : now_mono_ns();
-	pthread_mutex_lock(&ex->lock);
-	old = ex->cur;
-	ex->cur = p;
-	pthread_mutex_unlock(&ex->lock);
-	pub_put(old);
-	return 0;
-}
-
-/* Same snapshot, new error count: a failed collection stays visible. */
-static int exporter__count_error(struct exporter *ex, uint64_t errors)
-{
-	struct pub *old = exporter__get(ex);
-	struct dmt_snapshot *dup;
-	int err;
-
-	if (!old)
-		return 0;
-	dup = snapshot__dup(old->snap);
-	if (!dup) {
-		pub_put(old);
-		return -ENOMEM;
-	}
-	/* keep the old publication time: /healthz must see the data's age */
-	err = exporter__publish(ex, dup, &old->totals, old->collections, errors,
-				old->published_ns);
-	pub_put(old);
-	return err;
-}
 
 /* "127.0.0.1:9435", "[::1]:9435", "localhost:9435"; 0 or -errno + msg. */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
@@ -241,10 +154,15 @@ static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, 
 		return NULL;
 	}
 	ex->lfd = -1;
-	pthread_mutex_init(&ex->lock, NULL);
 	pthread_mutex_init(&ex->conn_lock, NULL);
 	ex->conns.next = ex->conns.prev = &ex->conns;
 	ex->interval_s = o->interval_s;
+	ex->pb = publisher__new(o->interval_s);
+	if (!ex->pb) {
+		err = -ENOMEM;
+		snprintf(msg, msglen, "out of memory");
+		goto err_free;
+	}
 	ex->http_timeout_s = o->http_timeout_s;
 	ex->max_conns = o->max_conns;
 
@@ -421,89 +339,64 @@ static const char index_html[] =
 	"<li><a href=\"/healthz\">/healthz</a>: 200 while snapshots are fresh, 503 when stale</li>\n"
 	"</ul></body></html>\n";
 
-/* The snapshot's text, rendered by the first caller; 0 or -errno. */
-static int pub__text(struct pub *p, double interval_s)
-{
-	struct expo_input in = { .snap = p->snap, .totals = &p->totals,
-				 .interval_s = interval_s, .collections = p->collections,
-				 .collection_errors = p->errors };
-	struct promfmt *w;
-	int err;
-
-	pthread_mutex_lock(&p->text_lock);
-	if (p->text || p->text_err)
-		goto out;
-	w = promfmt__new();
-	if (!w) {
-		err = -ENOMEM;	/* not sticky: the next scrape tries again */
-		pthread_mutex_unlock(&p->text_lock);
-		return err;
-	}
-	p->text_err = expo__render(w, &in);
-	if (!p->text_err) {
-		p->text = promfmt__take(w, &p->text_len);
-		if (!p->text)
-			p->text_err = -errno;
-	}
-	promfmt__free(w);
-out:
-	err = p->text_err;
-	pthread_mutex_unlock(&p->text_lock);
-	return err;
-}
-
 static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection *c)
 {
-	uint64_t t0 = now_mono_ns(), scrapes, timeouts;
-	struct promfmt *tail;
-	const char *tt;
-	struct pub *p;
-	size_t tl;
-	char *body;
+	struct expo_scrape sc = {};
+	uint64_t t0 = now_mono_ns();
+	struct promfmt *tail = NULL;
+	const char *text, *tt;
+	struct pubsnap *p;
+	size_t len, tl;
+	char *body = NULL;
 	int err;
 
-	p = exporter__get(ex);
+	p = publisher__get(ex->pb);
 	if (!p)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
-	err = pub__text(p, ex->interval_s);
-	tail = err ? NULL : promfmt__new();
-	if (!tail) {
-		pub_put(p);
-		pr_warn("export: rendering failed: %s\n", strerror(err ? -err : ENOMEM));
-		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "rendering failed\n");
+	err = pubsnap__text(p, &text, &len);
+	if (!err) {
+		tail = promfmt__new();
+		/* the text is immutable: copy it with no lock held */
+		body = malloc(len + SCRAPE_TAIL_MAX);
+		if (!tail || !body)
+			err = -ENOMEM;
 	}
-	scrapes = __atomic_add_fetch(&ex->scrapes, 1, __ATOMIC_RELAXED);
-	timeouts = __atomic_load_n(&ex->timed_out, __ATOMIC_RELAXED);
-	/* the text is immutable once rendered: copy it without the lock */
-	body = malloc(p->text_len + SCRAPE_TAIL_MAX);
-	if (body)
-		memcpy(body, p->text, p->text_len);
-	err = expo__render_scrape(tail, scrapes, timeouts, (double)(now_mono_ns() - t0) / 1e9);
-	tt = promfmt__text(tail, &tl);
-	if (!body || err || tl > SCRAPE_TAIL_MAX) {
+	if (!err) {
+		memcpy(body, text, len);
+		sc.scrapes = __atomic_add_fetch(&ex->scrapes, 1, __ATOMIC_RELAXED);
+		sc.http_timeouts = __atomic_load_n(&ex->timed_out, __ATOMIC_RELAXED);
+		sc.snapshots_held = publisher__live(ex->pb);
+		sc.seconds = (double)(now_mono_ns() - t0) / 1e9;
+		err = expo__render_scrape(tail, &sc);
+	}
+	if (!err) {
+		tt = promfmt__text(tail, &tl);
+		if (tl > SCRAPE_TAIL_MAX)
+			err = -ENOSPC;
+	}
+	pubsnap__put(p);
+	if (err) {
+		pr_warn("export: rendering failed: %s\n", strerror(-err));
 		free(body);
 		promfmt__free(tail);
-		pub_put(p);
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "rendering failed\n");
 	}
-	memcpy(body + p->text_len, tt, tl);
-	tl += p->text_len;
+	memcpy(body + len, tt, tl);
 	promfmt__free(tail);
-	pub_put(p);
-	return reply(c, MHD_HTTP_OK, CT_METRICS, body, tl, MHD_RESPMEM_MUST_FREE);
+	return reply(c, MHD_HTTP_OK, CT_METRICS, body, len + tl, MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection *c)
 {
-	struct pub *p = exporter__get(ex);
+	struct pubsnap *p = publisher__get(ex->pb);
 	double age, limit = 3 * ex->interval_s + 1;
 	char *body;
 	int n;
 
 	if (!p)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
-	age = (double)(now_mono_ns() - p->published_ns) / 1e9;
-	pub_put(p);
+	age = (double)(now_mono_ns() - pubsnap__published_ns(p)) / 1e9;
+	pubsnap__put(p);
 	n = asprintf(&body, "%s: last snapshot %.3f s ago (limit %.3f s)\n",
 		     age <= limit ? "ok" : "stale", age, limit);
 	if (n < 0)
@@ -582,8 +475,7 @@ static void exporter__free(struct exporter *ex)
 		MHD_stop_daemon(ex->mhd);	/* joins the HTTP threads */
 	if (ex->lfd >= 0)
 		close(ex->lfd);
-	pub_put(ex->cur);
-	pthread_mutex_destroy(&ex->lock);
+	publisher__free(ex->pb);
 	pthread_mutex_destroy(&ex->conn_lock);
 	free(ex);
 }
@@ -630,7 +522,9 @@ static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, do
 		return -ENOMEM;
 	err = expo__render(w, &in);
 	if (!err)
-		err = expo__render_scrape(w, 1, 0, (double)(now_mono_ns() - t0) / 1e9);
+		err = expo__render_scrape(w, &(struct expo_scrape){
+			.scrapes = 1, .snapshots_held = 1,
+			.seconds = (double)(now_mono_ns() - t0) / 1e9 });
 	if (!err) {
 		text = promfmt__text(w, &len);
 		if (fwrite(text, 1, len, stdout) != len || fflush(stdout))
@@ -786,7 +680,7 @@ int cmd_export(int argc, char **argv)
 			ret = 0;
 		goto cleanup;
 	}
-	err = exporter__publish(ex, snap, &totals, collections, errors, 0);
+	err = publisher__publish(ex->pb, snap, &totals, collections, errors, 0);
 	snap = NULL;
 	if (!err)
 		err = exporter__start(ex);
@@ -821,12 +715,12 @@ int cmd_export(int argc, char **argv)
 		if (err) {
 			errors++;
 			pr_info("export: snapshot failed: %s\n", strerror(-err));
-			exporter__count_error(ex, errors);
+			publisher__count_error(ex->pb, errors);
 			continue;
 		}
 		collections++;
 		expo_totals__account(&totals, snap);
-		exporter__publish(ex, snap, &totals, collections, errors, 0);
+		publisher__publish(ex->pb, snap, &totals, collections, errors, 0);
 		snap = NULL;
 	}
 	ret = 0;

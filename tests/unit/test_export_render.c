@@ -114,7 +114,8 @@ static const char *render(struct fixture *f)
 
 	assert_non_null(w);
 	assert_int_equal(expo__render(w, &in), 0);
-	assert_int_equal(expo__render_scrape(w, 3, 2, 0.000125), 0);
+	assert_int_equal(expo__render_scrape(w, &(struct expo_scrape){ .scrapes = 3,
+		.http_timeouts = 2, .snapshots_held = 1, .seconds = 0.000125 }), 0);
 	free(f->text);
 	f->text = promfmt__take(w, &len);
 	promfmt__free(w);
@@ -254,6 +255,7 @@ static void test_self_metrics(void **state)
 	assert_line(t, "devmemtop_collection_errors_total 1");
 	assert_line(t, "devmemtop_scrapes_total 3");
 	assert_line(t, "devmemtop_http_request_timeouts_total 2");
+	assert_line(t, "devmemtop_snapshots_held 1");
 	assert_line(t, "devmemtop_last_collection_timestamp_seconds 1700000000");
 	assert_line(t, "devmemtop_scrape_duration_seconds 0.000125");
 	assert_line(t, "devmemtop_build_info{version=\"" DEVMEMTOP_VERSION "\",mode=\"fentry\"} 1");
