@@ -79,10 +79,16 @@ rc=$?
 
 # SIGINT and SIGTERM end an open-ended recording cleanly
 for sig in INT TERM; do
+	rm -f "$TMPD/sig.dmtrec"
 	"$DMT" record -o "$TMPD/sig.dmtrec" -i 200ms >/dev/null 2>"$TMPD/sig.err" &
 	pid=$!
 	_TB_PIDS+=($pid)
-	sleep 1.5
+	# the collector takes a moment to load: wait for the first snapshot on disk
+	for i in $(seq 100); do
+		[ "$(stat -c %s "$TMPD/sig.dmtrec" 2>/dev/null || echo 0)" -gt 2000 ] && break
+		sleep 0.1
+	done
+	sleep 1.2
 	kill -"$sig" $pid
 	wait $pid
 	rc=$?
@@ -91,7 +97,7 @@ for sig in INT TERM; do
 		fail "report of a SIG$sig-ended recording: $(tail -2 "$TMPD/sig.txt")"
 	grep -q '^end: signal' "$TMPD/sig.txt" || fail "SIG$sig: end frame reason"
 	n=$(sed -n 's/^summary: [^,]*, \([0-9]*\) snapshots.*/\1/p' "$TMPD/sig.txt")
-	[ "${n:-0}" -ge 5 ] || fail "SIG$sig: only ${n:-0} snapshots in 1.5 s at 200 ms"
+	[ "${n:-0}" -ge 4 ] || fail "SIG$sig: only ${n:-0} snapshots in 1.2 s at 200 ms"
 	log "SIG$sig: clean end after $n snapshots"
 done
 pass "record -> report -> gate --from round trip; signals end recordings cleanly"
