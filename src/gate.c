@@ -16,6 +16,7 @@
 #include "gate_eval.h"
 #include "gate_spec.h"
 #include "record.h"
+#include "recorder.h"
 #include "runner.h"
 #include "util.h"
 
@@ -35,6 +36,7 @@ static void gate_usage(FILE *f)
 		"  -f, --from FILE           gate a recording made by 'devmemtop record'\n"
 		"      --junit FILE          write JUnit XML (one testcase per threshold)\n"
 		"      --json FILE           write the result as JSON (usable as a baseline)\n"
+		"      --record FILE         also write the run as a recording (live runs)\n"
 		"      --baseline FILE       a previous --json result to compare with\n"
 		"      --max-regression P    allowed regression vs the baseline (default 10%%)\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"
@@ -49,6 +51,7 @@ struct gate_args {
 	const char *junit;
 	const char *json;
 	const char *baseline;
+	const char *record;
 	double max_regression;
 	uint64_t duration_ns;
 	uint64_t interval_ns;
@@ -79,6 +82,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		{ "junit", required_argument, NULL, 'J' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "baseline", required_argument, NULL, 'b' },
+		{ "record", required_argument, NULL, 'r' },
 		{ "max-regression", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "list-metrics", no_argument, NULL, 'L' },
@@ -98,6 +102,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		case 'J': a->junit = optarg; break;
 		case 'j': a->json = optarg; break;
 		case 'b': a->baseline = optarg; break;
+		case 'r': a->record = optarg; break;
 		case 'c': a->check_only = true; break;
 		case 'v': dmt_verbosity++; break;
 		case 'h': gate_usage(stdout); return 1;
@@ -143,9 +148,9 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 	}
 	if (a->check_only)
 		return 0;
-	if (a->from && (a->cmd || a->duration_ns || a->interval_ns)) {
+	if (a->from && (a->cmd || a->duration_ns || a->interval_ns || a->record)) {
 		fprintf(stderr, "devmemtop gate: --from gates a recording; it takes no command, "
-			"--duration or --interval\n");
+			"--duration, --interval or --record\n");
 		return -EINVAL;
 	}
 	if (!a->from && !a->cmd && !a->duration_ns) {
@@ -183,9 +188,26 @@ static void gate_error(const struct gate_args *a, const char *name, const char *
 			strerror(-err));
 }
 
-static int eval_snapshot(void *ctx, const struct dmt_snapshot *s)
+struct live_ctx {
+	struct gate_eval *ev;
+	struct recorder *rec;	/* --record, or NULL */
+};
+
+static int live_snapshot(void *ctx, const struct dmt_snapshot *s)
 {
-	return gate_eval__add(ctx, s);
+	struct live_ctx *x = ctx;
+	int err = gate_eval__add(x->ev, s);
+
+	if (!err && x->rec)
+		err = recorder__snapshot(x->rec, s);
+	return err;
+}
+
+static int live_event(void *ctx, const struct dmt_event *ev)
+{
+	struct live_ctx *x = ctx;
+
+	return recorder__event(x->rec, ev);
 }
 
 /* Live run: 0, or -errno with rep->error set / message printed. */
@@ -194,8 +216,10 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 		     struct dmt_availability *avail)
 {
 	struct collector_opts copts = { .log = dmt_log, .verbosity = dmt_verbosity,
-					.force_mode = -1 };
-	struct run_opts ro = { .on_snapshot = eval_snapshot, .ctx = ev };
+					.force_mode = -1, .events = !!a->record };
+	struct live_ctx x = { .ev = ev };
+	struct run_opts ro = { .on_snapshot = live_snapshot, .on_event = live_event, .ctx = &x,
+			       .events = !!a->record };
 	struct dmt_snapshot *first = NULL;
 	struct run_result res;
 	struct collector *c;
@@ -229,7 +253,25 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 			 spec->interval_ns ? spec->interval_ns : 1000000000ULL;
 	ro.duration_ns = a->duration_ns;
 	ro.cmd = a->cmd;
+	if (a->record) {
+		x.rec = recorder__open(a->record, c, first, ro.interval_ns, ro.cmd);
+		if (!x.rec) {
+			err = -errno;
+			gate_error(a, spec->name, "cannot write %s: %s", a->record, strerror(-err));
+			snapshot__free(first);
+			goto free_c;
+		}
+	}
 	err = run__collect(c, first, &ro, &res);
+	if (x.rec) {
+		int werr = recorder__close(x.rec, &res);
+
+		if (werr && !err) {
+			snprintf(res.err, sizeof(res.err), "writing %s failed: %s", a->record,
+				 strerror(-werr));
+			err = werr;
+		}
+	}
 	if (err) {
 		snprintf(rep->error, sizeof(rep->error), "%s", res.err);
 		/* a command that never started measured nothing: no table */

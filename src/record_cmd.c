@@ -18,6 +18,7 @@
 #include "gate_spec.h"
 #include "json_out.h"
 #include "record.h"
+#include "recorder.h"
 #include "runner.h"
 #include "util.h"
 
@@ -39,42 +40,14 @@ static void record_usage(FILE *f)
 		"  -h, --help             this text\n");
 }
 
-struct rec_ctx {
-	struct rec_writer *w;
-	uint64_t events;
-	uint64_t snaps;
-	int err;
-};
-
 static int rec_snapshot(void *ctx, const struct dmt_snapshot *s)
 {
-	struct rec_ctx *x = ctx;
-	int err = rec_writer__snapshot(x->w, s);
-
-	if (err)
-		x->err = err;
-	else
-		x->snaps++;
-	return err;
+	return recorder__snapshot(ctx, s);
 }
 
 static int rec_event(void *ctx, const struct dmt_event *ev)
 {
-	struct rec_ctx *x = ctx;
-	int err = rec_writer__event(x->w, ev);
-
-	if (err)
-		x->err = err;
-	else
-		x->events++;
-	return err;
-}
-
-static void join_cmd(char *buf, size_t len, char **cmd)
-{
-	buf[0] = '\0';
-	for (size_t i = 0; cmd && cmd[i]; i++)
-		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? " " : "", cmd[i]);
+	return recorder__event(ctx, ev);
 }
 
 int cmd_record(int argc, char **argv)
@@ -91,16 +64,13 @@ int cmd_record(int argc, char **argv)
 	struct run_opts ro = { .interval_ns = 1000000000ULL, .events = true,
 			       .on_snapshot = rec_snapshot, .on_event = rec_event };
 	struct dmt_snapshot *first = NULL;
-	struct rec_ctx x = {};
-	struct rec_meta *meta;
-	struct rec_end end = {};
 	struct run_result res;
 	const char *out = NULL;
-	const char *const *log;
+	struct recorder *rec;
 	struct collector *c;
-	struct utsname u;
 	char why[256];
-	int o, err, ret = EXIT_REC_ERROR;
+	uint64_t snaps, events;
+	int o, err, werr, ret = EXIT_REC_ERROR;
 
 	optind = 1;
 	opterr = 0;
@@ -139,67 +109,36 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "devmemtop record: %s\n", why);
 		return EXIT_REC_ERROR;
 	}
-	meta = calloc(1, sizeof(*meta));
-	if (!meta) {
-		fprintf(stderr, "devmemtop record: out of memory\n");
-		return EXIT_REC_ERROR;
-	}
 	copts.verbosity = dmt_verbosity;
 	c = collector__new(&copts);
 	if (!c) {
 		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n",
 			strerror(errno));
-		goto free_meta;
+		return EXIT_REC_ERROR;
 	}
 	err = collector__snapshot(c, &first);
 	if (err) {
 		fprintf(stderr, "devmemtop record: first snapshot failed: %s\n", strerror(-err));
 		goto free_c;
 	}
-	snprintf(meta->version, sizeof(meta->version), "%s", DEVMEMTOP_VERSION);
-	if (!uname(&u)) {
-		snprintf(meta->kernel, sizeof(meta->kernel), "%s", u.release);
-		snprintf(meta->host, sizeof(meta->host), "%.63s", u.nodename);
-	}
-	join_cmd(meta->cmdline, sizeof(meta->cmdline), ro.cmd);
-	meta->start_wall_ns = first->wall_ns;
-	meta->start_mono_ns = first->ts_ns;
-	meta->interval_ns = ro.interval_ns;
-	meta->mode = collector__mode(c);
-	memcpy(meta->avail, first->avail, sizeof(meta->avail));
-	log = collector__probe_log(c);
-	for (meta->n_probe_log = 0; log && log[meta->n_probe_log]; meta->n_probe_log++)
-		;
-	meta->probe_log = (char **)log;
-	x.w = rec_writer__open(out, meta);
-	meta->probe_log = NULL;
-	meta->n_probe_log = 0;
-	if (!x.w) {
+	rec = recorder__open(out, c, first, ro.interval_ns, ro.cmd);
+	if (!rec) {
 		fprintf(stderr, "devmemtop record: cannot write %s: %s\n", out, strerror(errno));
 		snapshot__free(first);
 		goto free_c;
 	}
-	ro.ctx = &x;
+	ro.ctx = rec;
 	err = run__collect(c, first, &ro, &res);
-	end.n_snapshots = x.snaps;
-	end.n_events = x.events;
-	end.ringbuf_drops = res.ringbuf_drops;
-	end.exit_status = res.cmd_status;
-	end.reason = res.end == RUN_END_DURATION ? REC_END_DURATION :
-		     res.end == RUN_END_COMMAND ? REC_END_COMMAND :
-		     res.end == RUN_END_SIGNAL ? REC_END_SIGNAL : REC_END_ERROR;
-	/* the end frame goes out even after an error: the file stays readable */
-	if (!x.err && rec_writer__end(x.w, &end))
-		x.err = -EIO;
-	if (rec_writer__close(x.w) && !x.err)
-		x.err = -EIO;
-	if (x.err) {
-		fprintf(stderr, "devmemtop record: writing %s failed: %s\n", out, strerror(-x.err));
+	snaps = recorder__snapshots(rec);
+	events = recorder__events(rec);
+	werr = recorder__close(rec, &res);
+	if (werr) {
+		fprintf(stderr, "devmemtop record: writing %s failed: %s\n", out, strerror(-werr));
 		goto free_c;
 	}
 	fprintf(stderr, "devmemtop record: %llu snapshots, %llu events, %llu events lost "
-		"(ring buffer full) -> %s\n", (unsigned long long)x.snaps,
-		(unsigned long long)x.events, (unsigned long long)res.ringbuf_drops, out);
+		"(ring buffer full) -> %s\n", (unsigned long long)snaps,
+		(unsigned long long)events, (unsigned long long)res.ringbuf_drops, out);
 	if (err) {
 		fprintf(stderr, "devmemtop record: %s\n", res.err);
 		goto free_c;
@@ -213,8 +152,6 @@ int cmd_record(int argc, char **argv)
 	ret = 0;
 free_c:
 	collector__free(c);
-free_meta:
-	free(meta);
 	return ret;
 }
 

@@ -16,7 +16,7 @@ make_traffic_cmd
 
 # 1. the shipped test bed spec must pass
 "$DMT" gate --spec "$TOP/specs/veth-testbed.yaml" --junit "$TMPD/pass.xml" --json "$TMPD/pass.json" \
-	-- "$TMPD/traffic.sh" 3 >"$TMPD/pass.out" 2>"$TMPD/pass.err"
+	--record "$TMPD/pass.dmtrec" -- "$TMPD/traffic.sh" 3 >"$TMPD/pass.out" 2>"$TMPD/pass.err"
 rc=$?
 cat "$TMPD/pass.out"
 [ $rc = 0 ] || fail "veth-testbed spec: exit $rc, want 0: $(cat "$TMPD/pass.err")"
@@ -32,6 +32,18 @@ assert h["status"] == "PASS" and h["observed"] > 1000, h
 rb = t["pool.refill_batch|interface=dmrx*,kind=pages|max <= 64"]
 assert 1 <= rb["observed"] <= 64, rb
 print("json ok: holds", h["observed"], "refill max", rb["observed"])
+PY
+# --record kept the same run: gating the recording gives the same numbers
+"$DMT" gate --spec "$TOP/specs/veth-testbed.yaml" --from "$TMPD/pass.dmtrec" --json "$TMPD/from.json" \
+	>/dev/null 2>&1 || fail "gate --from the --record file"
+python3 - "$TMPD/pass.json" "$TMPD/from.json" <<'PY' || fail "live and recorded results differ"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["snapshots"] == b["snapshots"], (a["snapshots"], b["snapshots"])
+oa = {t["key"]: t["observed"] for t in a["thresholds"]}
+ob = {t["key"]: t["observed"] for t in b["thresholds"]}
+assert oa == ob, "live %s\nrecorded %s" % (oa, ob)
+print("live == recorded: %d thresholds over %d snapshots" % (len(oa), a["snapshots"]))
 PY
 
 # 2. thresholds below what the bed really does must fail, and only those
