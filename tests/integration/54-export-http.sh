@@ -14,10 +14,47 @@ need_cmd promtool
 need_cmd python3
 
 export_start -i 500ms --http-timeout 2
-python3 "$TOP/tests/integration/export_http.py" "$EXP_PORT" 2 || fail "HTTP checks"
+python3 -u "$TOP/tests/integration/export_http.py" "$EXP_PORT" 2 || fail "HTTP checks"
 kill -0 "$EXP_PID" 2>/dev/null || fail "exporter died during the HTTP checks"
 scrape "$TMPD/after.prom"
 promtool_lint "$TMPD/after.prom"
+export_stop
+
+# connection limit: with every slot taken, a new connection waits in the
+# listen backlog unanswered; it is served once the idle ones time out
+export_start -i 500ms --http-timeout 2 --max-connections 4
+python3 -u - "$EXP_PORT" <<'PY' || fail "connection limit"
+import socket, sys, time
+port = int(sys.argv[1])
+req = b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+def get(timeout):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(req)
+    s.settimeout(timeout)
+    try:
+        return s.recv(64)
+    finally:
+        s.close()
+assert get(5).startswith(b"HTTP/1.1 200"), "no 200 before the test"
+held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+time.sleep(0.5)
+fifth = socket.create_connection(("127.0.0.1", port), timeout=5)
+fifth.sendall(req)
+fifth.settimeout(1.0)
+try:
+    d = fifth.recv(64)
+    sys.exit("5th connection answered past --max-connections 4: %r" % d[:40])
+except socket.timeout:
+    pass
+t0 = time.monotonic()
+fifth.settimeout(8)
+d = fifth.recv(64)
+assert d.startswith(b"HTTP/1.1 200"), "5th connection after the others timed out: %r" % d[:40]
+print("  5th connection waited, then served %.1f s later (the 4 idle ones timed out)" %
+      (time.monotonic() - t0 + 1))
+for s in held:
+    s.close()
+PY
 export_stop
 
 # IPv6 loopback, when the host has it

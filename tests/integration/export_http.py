@@ -25,7 +25,10 @@ def raw(data, read_timeout=5.0):
     """Send bytes, read until the server closes or read_timeout; return (bytes, closed)."""
     s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
     try:
-        s.sendall(data)
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass	# answered and closed before the whole request was sent
         s.settimeout(read_timeout)
         out = b""
         while True:

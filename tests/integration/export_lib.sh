@@ -10,12 +10,14 @@ EXPORT_TOOLS=$TOP/tests/integration/export_tools.py
 # wait until it serves (it prints "serving http://ADDR/metrics" then).
 export_start() {
 	local i
+	# no stale address from an earlier exporter: the child truncates late
+	rm -f "$TMPD/export.err"
 	"$DMT" export --listen 127.0.0.1:0 "$@" >"$TMPD/export.out" 2>"$TMPD/export.err" &
 	EXP_PID=$!
 	_TB_PIDS+=($EXP_PID)
 	for i in $(seq 1 300); do
 		EXP_PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' \
-			"$TMPD/export.err")
+			"$TMPD/export.err" 2>/dev/null)
 		[ -n "$EXP_PORT" ] && break
 		kill -0 "$EXP_PID" 2>/dev/null ||
 			fail "exporter exited at start: $(cat "$TMPD/export.err")"
