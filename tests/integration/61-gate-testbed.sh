@@ -101,6 +101,18 @@ rc=$?
 [ $rc = 2 ] || fail "failing command: exit $rc, want 2"
 grep -q "the command exited with status 3" "$TMPD/e2.out" || fail "failing command message"
 
+# interrupted: the table of what was collected, then the error, exit 2
+"$DMT" gate --spec "$TOP/specs/veth-testbed.yaml" -d 60s -i 200ms >"$TMPD/int.out" 2>"$TMPD/int.err" &
+pid=$!
+_TB_PIDS+=($pid)
+sleep 3
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc = 2 ] || fail "interrupted gate: exit $rc, want 2"
+grep -q '^tool.ringbuf_drops ' "$TMPD/int.out" || fail "interrupted gate printed no table"
+grep -q 'interrupted by a signal before the end' "$TMPD/int.err" || fail "interrupted gate: $(cat "$TMPD/int.err")"
+
 # 5. a metric this kernel cannot provide: exit 2 naming it, or SKIP if optional.
 #    Which metrics are unavailable depends on the kernel: read it from a
 #    recording header instead of assuming.
