@@ -149,7 +149,7 @@ ks_report() {
 			print v[r] }' "$1"
 	}
 	lat_calls=$(grep -c . "$OUT/lat.txt")
-	lat_sum=$(awk '{ s += $1 } END { printf "%d", s }' "$OUT/lat.txt")
+	lat_sum=$(awk '{ s += $1 } END { printf "%.0f", s }' "$OUT/lat.txt")
 	niovs=$(echo "$ev" | sed 's/.* niovs=\([0-9]*\).*/\1/')
 	per_niov=none
 	[ "$niovs" -gt 0 ] && per_niov=$((lat_sum / niovs))
@@ -168,8 +168,10 @@ ks_json() {
 	echo "${v:-none}"
 }
 
-# Sum of "inflight" over the pools of binding $3 in JSON array field $2.
+# Sum of "inflight" over the pools of binding $3 in JSON array field $2,
+# "none" if the receiver did not report that field.
 ks_pools_inflight() {
+	grep -q "\"$2\":" "$1" || { echo none; return; }
 	sed -n "s/.*\"$2\":\[\([^]]*\)\].*/\1/p" "$1" | tr '}' '\n' |
 		grep -E "\"dmabuf\":$3\$" |
 		sed -n 's/.*"inflight":\([0-9]*\).*/\1/p' |
@@ -193,8 +195,12 @@ ks_run() {
 	txrc=$?
 	wait $rx
 	rxrc=$?
-	# unbind -> page pool destroy -> binding free are asynchronous
-	sleep 1.5
+	# unbind -> page pool destroy -> binding free are asynchronous: a
+	# zombie pool is retried once a second after its last net_iov is back
+	for i in $(seq 40); do
+		grep -q ' devmem_binding_free: ' "$I/trace" && break
+		sleep 0.5
+	done
 	bid=$(ks_json $OUT/rx.json binding_id)
 	ks_report $label rx_rc=$rxrc tx_rc=$txrc \
 		mismatches=$(ks_json $OUT/rx.json mismatches) \
