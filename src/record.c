@@ -189,14 +189,20 @@ static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
 	patch_u32(b, off, b->len - off - 4);
 }
 
-int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s)
+int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
+			const struct dmt_availability *prev_avail)
 {
+	bool same = prev_avail && !memcmp(prev_avail, s->avail, sizeof(s->avail));
+
 	put_u64(b, s->ts_ns);
 	put_u64(b, s->wall_ns);
 	put_f64(b, s->interval_s);
 	put_u64(b, s->seq);
 	put_u32(b, s->mode);
-	put_avail(b, s->avail);
+	/* availability rarely changes: 0 = as before, 1 = here it is */
+	put_u8(b, !same);
+	if (!same)
+		put_avail(b, s->avail);
 	put_u32(b, s->n_pools);
 	for (size_t i = 0; i < s->n_pools; i++)
 		put_pool(b, &s->pools[i]);
@@ -540,11 +546,12 @@ void rec_snapshot_free(struct dmt_snapshot *s)
 	free(s);
 }
 
-int rec_decode_snapshot(const void *p, size_t len, struct dmt_snapshot **out, char *why,
-			size_t wlen)
+int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
+			struct dmt_snapshot **out, char *why, size_t wlen)
 {
 	struct rd r = { .p = p, .len = len, .why = why, .wlen = wlen };
 	struct dmt_snapshot *s = calloc(1, sizeof(*s));
+	uint8_t has_avail;
 
 	*out = NULL;
 	if (!s) {
@@ -556,7 +563,15 @@ int rec_decode_snapshot(const void *p, size_t len, struct dmt_snapshot **out, ch
 	s->interval_s = get_f64(&r, "snapshot");
 	s->seq = get_u64(&r, "snapshot");
 	s->mode = get_enum(&r, get_u32(&r, "snapshot"), DMT_MODE_TP_ONLY, "attach mode");
-	get_avail(&r, s->avail);
+	has_avail = get_u8(&r, "snapshot");
+	if (has_avail == 1)
+		get_avail(&r, s->avail);
+	else if (has_avail == 0 && prev_avail)
+		memcpy(s->avail, prev_avail, sizeof(s->avail));
+	else if (has_avail == 0)
+		rd_fail(&r, "availability refers to an earlier frame, none known");
+	else
+		rd_fail(&r, "availability flag %u invalid", has_avail);
 	s->n_pools = get_count(&r, 4, "pool");
 	if (s->n_pools && !(s->pools = calloc(s->n_pools, sizeof(*s->pools))))
 		goto nomem;
@@ -685,10 +700,11 @@ static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p)
 
 struct rec_writer {
 	FILE *f;
-	char *path;
 	struct rec_buf buf;
 	uint64_t bytes;
 	int err;
+	/* what the reader knows: META's availability, then each snapshot's */
+	struct dmt_availability avail[DMT_M__COUNT];
 };
 
 static int write_frame(struct rec_writer *w, uint32_t type, struct rec_buf *payload)
@@ -743,6 +759,7 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *met
 		err = write_frame(w, REC_META, &w->buf);
 	if (err)
 		goto close_f;
+	memcpy(w->avail, meta->avail, sizeof(w->avail));
 	return w;
 close_f:
 	fclose(w->f);
@@ -755,9 +772,14 @@ free_w:
 
 int rec_writer__snapshot(struct rec_writer *w, const struct dmt_snapshot *s)
 {
+	int err;
+
 	w->buf.len = 0;
 	w->buf.err = 0;
-	return rec_encode_snapshot(&w->buf, s) ?: write_frame(w, REC_SNAPSHOT, &w->buf);
+	err = rec_encode_snapshot(&w->buf, s, w->avail) ?: write_frame(w, REC_SNAPSHOT, &w->buf);
+	if (!err)
+		memcpy(w->avail, s->avail, sizeof(w->avail));
+	return err;
 }
 
 int rec_writer__event(struct rec_writer *w, const struct dmt_event *ev)
@@ -806,6 +828,7 @@ struct rec_reader {
 	int errcode;
 	bool have_meta, ended;
 	struct rec_meta meta;
+	struct dmt_availability avail[DMT_M__COUNT];	/* the last one seen */
 	uint64_t off;		/* bytes consumed */
 	uint64_t frames;	/* frames read, META included */
 	uint8_t *buf;
@@ -956,6 +979,7 @@ static void read_header(struct rec_reader *r)
 		rerr(r, -EBADMSG, "corrupt frame 1 (meta): %s", why);
 		return;
 	}
+	memcpy(r->avail, r->meta.avail, sizeof(r->avail));
 	r->have_meta = true;
 }
 
@@ -1026,7 +1050,9 @@ int rec_reader__next(struct rec_reader *r, struct rec_item *it)
 		it->type = type;
 		switch (type) {
 		case REC_SNAPSHOT:
-			ret = rec_decode_snapshot(r->buf, len, &it->snap, why, sizeof(why));
+			ret = rec_decode_snapshot(r->buf, len, r->avail, &it->snap, why, sizeof(why));
+			if (!ret)
+				memcpy(r->avail, it->snap->avail, sizeof(r->avail));
 			break;
 		case REC_EVENT:
 			ret = decode_event(r->buf, len, &it->ev, why, sizeof(why));

@@ -10,7 +10,8 @@
  * mode, metric availability with reasons, probe log); then SNAPSHOT and EVENT
  * frames in time order; a clean recording ends with an END frame. Snapshots
  * are an explicit field-by-field encoding of struct dmt_snapshot; pools and
- * bindings are length-prefixed so later versions can append fields.
+ * bindings are length-prefixed so later versions can append fields; a
+ * snapshot repeats the metric availability only when it changed.
  *
  * Writer:  rec_writer__open() -> __meta() -> __snapshot()/__event()* -> __end()
  *          -> __close(). Every frame is flushed to the kernel when written.
@@ -80,11 +81,18 @@ struct rec_buf {
 	int err;
 };
 void rec_buf__free(struct rec_buf *b);
-int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s);
+/*
+ * prev_avail: the availability the reader will already know (the previous
+ * snapshot's, or META's); when s->avail equals it, it is not repeated.
+ * NULL: always write it.
+ */
+int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
+			const struct dmt_availability *prev_avail);
 int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m);
 /* On error returns -EBADMSG and sets why. */
-int rec_decode_snapshot(const void *p, size_t len, struct dmt_snapshot **out, char *why,
-			size_t wlen);
+/* prev_avail: what "unchanged" availability refers to; NULL: none known. */
+int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
+			struct dmt_snapshot **out, char *why, size_t wlen);
 void rec_snapshot_free(struct dmt_snapshot *s);
 void rec_meta__fini(struct rec_meta *m);
 

@@ -85,9 +85,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!e)
 		return 0;
 	if (data[0] % 3 == 1) {
+		static const struct dmt_availability prev[DMT_M__COUNT];
 		struct dmt_snapshot *s = NULL;
 
-		if (!rec_decode_snapshot(data + 1, size - 1, &s, err, sizeof(err))) {
+		/* bit 2 of the mode byte: is a previous availability known? */
+		if (!rec_decode_snapshot(data + 1, size - 1, data[0] & 4 ? prev : NULL, &s, err,
+					 sizeof(err))) {
 			eval(e, s);
 			eval(e, s);
 			rec_snapshot_free(s);

@@ -148,27 +148,69 @@ static void test_snapshot_round_trip(void **state)
 	struct rec_buf b = {};
 	char why[200];
 
-	assert_int_equal(rec_encode_snapshot(&b, s), 0);
-	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), 0);
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
 	assert_snap_equal(s, d);
 	rec_snapshot_free(d);
 
 	/* every proper prefix is refused, never crashes */
 	for (size_t n = 0; n < b.len; n++) {
 		d = NULL;
-		if (!rec_decode_snapshot(b.p, n, &d, why, sizeof(why)))
+		if (!rec_decode_snapshot(b.p, n, NULL, &d, why, sizeof(why)))
 			fail_msg("prefix of %zu/%zu bytes accepted", n, b.len);
 		assert_null(d);
 	}
 	rec_buf__free(&b);
 
 	/* an empty snapshot round-trips too */
-	assert_int_equal(rec_encode_snapshot(&b, &empty), 0);
-	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), 0);
+	assert_int_equal(rec_encode_snapshot(&b, &empty, NULL), 0);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
 	assert_int_equal(d->n_pools, 0);
 	assert_null(d->pools);
 	rec_snapshot_free(d);
 	rec_buf__free(&b);
+	rec_snapshot_free(s);
+}
+
+/* Availability is written only when it changed since what the reader knows. */
+static void test_avail_delta(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct dmt_availability prev[DMT_M__COUNT];
+	struct rec_buf full = {}, delta = {};
+	char why[200];
+
+	memcpy(prev, s->avail, sizeof(prev));
+	assert_int_equal(rec_encode_snapshot(&full, s, NULL), 0);
+	assert_int_equal(rec_encode_snapshot(&delta, s, prev), 0);
+	{
+		/* exactly the availability block is left out */
+		size_t block = 4;
+
+		for (int i = 0; i < DMT_M__COUNT; i++)
+			block += 1 + 2 + strlen(s->avail[i].source) + 2 + strlen(s->avail[i].reason);
+		assert_int_equal(full.len - delta.len, block);
+	}
+	/* decoded against the same previous availability: identical */
+	assert_int_equal(rec_decode_snapshot(delta.p, delta.len, prev, &d, why, sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	rec_snapshot_free(d);
+	/* without it: refused, not guessed */
+	assert_int_equal(rec_decode_snapshot(delta.p, delta.len, NULL, &d, why, sizeof(why)),
+			 -EBADMSG);
+	assert_non_null(strstr(why, "availability refers to an earlier frame"));
+	/* a change is written in full */
+	prev[3].available = !prev[3].available;
+	rec_buf__free(&delta);
+	assert_int_equal(rec_encode_snapshot(&delta, s, prev), 0);
+	assert_int_equal(delta.len, full.len);
+	/* a bad flag */
+	delta.p[36] = 7;
+	assert_int_equal(rec_decode_snapshot(delta.p, delta.len, prev, &d, why, sizeof(why)),
+			 -EBADMSG);
+	assert_non_null(strstr(why, "availability flag 7 invalid"));
+	rec_buf__free(&full);
+	rec_buf__free(&delta);
 	rec_snapshot_free(s);
 }
 
@@ -179,10 +221,10 @@ static void test_decode_rejects(void **state)
 	char why[200];
 	size_t off_mode = 8 + 8 + 8 + 8;
 
-	assert_int_equal(rec_encode_snapshot(&b, s), 0);
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
 	/* attach mode out of range */
 	b.p[off_mode] = 9;
-	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), -EBADMSG);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "attach mode 9 out of range"));
 	rec_buf__free(&b);
 
@@ -190,7 +232,7 @@ static void test_decode_rejects(void **state)
 	s->n_pools = 0;
 	s->n_bindings = 0;
 	s->n_progs = 0;
-	assert_int_equal(rec_encode_snapshot(&b, s), 0);
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
 	{
 		/* the pool count sits right after the availability block */
 		struct rec_buf head = {};
@@ -198,7 +240,7 @@ static void test_decode_rejects(void **state)
 		size_t off;
 
 		t.n_pools = 0;
-		rec_encode_snapshot(&head, &t);
+		rec_encode_snapshot(&head, &t, NULL);
 		off = head.len - (4 + 4 + 6 * 8 + 1 + 4 + 8);
 		rec_buf__free(&head);
 		b.p[off] = 0xff;
@@ -206,7 +248,7 @@ static void test_decode_rejects(void **state)
 		b.p[off + 2] = 0xff;
 		b.p[off + 3] = 0x7f;
 	}
-	assert_int_equal(rec_decode_snapshot(b.p, b.len, &d, why, sizeof(why)), -EBADMSG);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "pool count 2147483647 larger than the frame"));
 	rec_buf__free(&b);
 	rec_snapshot_free(s);
@@ -352,17 +394,24 @@ static void test_file_round_trip(void **state)
 	assert_int_equal(end.ringbuf_drops, 2);
 	assert_int_equal(end.reason, REC_END_COMMAND);
 
-	/* the full snapshot comes back field for field */
+	/* every snapshot comes back field for field (the first carries the
+	 * availability, the others refer to it) */
 	{
-		struct dmt_snapshot *want = full_snapshot(0);
 		struct rec_item it;
+		int k = 0;
 
 		r = rec_reader__open(path);
-		assert_int_equal(rec_reader__next(r, &it), 1);
-		assert_int_equal(it.type, REC_SNAPSHOT);
-		assert_snap_equal(want, it.snap);
-		rec_snapshot_free(it.snap);
-		rec_snapshot_free(want);
+		while (rec_reader__next(r, &it) > 0) {
+			struct dmt_snapshot *want;
+
+			if (it.type != REC_SNAPSHOT)
+				continue;
+			want = full_snapshot(k++);
+			assert_snap_equal(want, it.snap);
+			rec_snapshot_free(it.snap);
+			rec_snapshot_free(want);
+		}
+		assert_int_equal(k, 3);
 		rec_reader__free(r);
 	}
 	free(buf);
@@ -485,6 +534,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_round_trip),
+		cmocka_unit_test(test_avail_delta),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_truncation),
