@@ -251,13 +251,14 @@ static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint
 		o->last = cur;
 		return 0;
 	}
-	if (o->id != id || accum_sub(t, &d, &cur, &o->last)) {
+	/* an id learned later (0 = not yet known) is the same object */
+	if ((o->id && o->id != id) || accum_sub(t, &d, &cur, &o->last)) {
 		/* a new object reusing the key: keep what the old one did */
 		if (!accum_sub(t, &d, &o->last, &o->base))
 			accum_add(t, &cs->retired, &d);
 		memset(&o->base, 0, sizeof(o->base));
-		o->id = id;
 	}
+	o->id = id;
 	o->last = cur;
 	return 0;
 }

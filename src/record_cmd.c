@@ -182,7 +182,8 @@ struct report {
 static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
 {
 	for (size_t i = 0; i < r->n_pools; i++) {
-		if (r->pools[i].last.addr == p->addr && r->pools[i].last.id == p->id &&
+		if (r->pools[i].last.addr == p->addr &&
+		    (r->pools[i].last.id == p->id || !r->pools[i].last.id) &&
 		    p->holds >= r->pools[i].last.holds) {
 			r->pools[i].last = *p;
 			return 0;

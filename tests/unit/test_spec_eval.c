@@ -187,6 +187,14 @@ static void test_key_reuse(void **state)
 	assert_true(res(&rep, 0)->observed == 700);
 	assert_int_equal(res(&rep, 0)->status, GATE_PASS);
 	gate_report__fini(&rep);
+
+	/* an id that becomes known mid-run (0 -> 1) is not a new pool */
+	sn[0]->pools[0].id = 0;
+	sn[2]->pools[0].id = 1;
+	sn[2]->pools[0].holds = 800;
+	run(s, sn, 3, &rep);
+	assert_true(res(&rep, 0)->observed == 700);
+	gate_report__fini(&rep);
 	for (int i = 0; i < 3; i++)
 		free_snap(sn[i]);
 	gate_spec__free(s);
