@@ -169,7 +169,7 @@ struct bind_track {
 
 struct report {
 	struct pool_track *pools;
-	size_t n_pools, cap_pools;
+	size_t n_pools, cap_pools, hint;
 	struct bind_track *binds;
 	size_t n_binds, cap_binds;
 	uint64_t n_snaps, n_events, ev_by_type[16];
@@ -179,13 +179,23 @@ struct report {
 	struct rec_end end;
 };
 
+static bool same_pool(const struct pool_track *t, const struct dmt_pool_snap *p)
+{
+	return t->last.addr == p->addr && (t->last.id == p->id || !t->last.id) &&
+	       p->holds >= t->last.holds;
+}
+
 static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
 {
+	/* snapshots list pools in a stable order: try where the last one matched */
+	if (r->hint < r->n_pools && same_pool(&r->pools[r->hint], p)) {
+		r->pools[r->hint++].last = *p;
+		return 0;
+	}
 	for (size_t i = 0; i < r->n_pools; i++) {
-		if (r->pools[i].last.addr == p->addr &&
-		    (r->pools[i].last.id == p->id || !r->pools[i].last.id) &&
-		    p->holds >= r->pools[i].last.holds) {
+		if (same_pool(&r->pools[i], p)) {
 			r->pools[i].last = *p;
+			r->hint = i + 1;
 			return 0;
 		}
 	}
@@ -202,6 +212,7 @@ static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool firs
 	r->pools[r->n_pools].last = *p;
 	r->pools[r->n_pools].in_first = first_snap;
 	r->n_pools++;
+	r->hint = r->n_pools;
 	return 0;
 }
 
