@@ -72,7 +72,7 @@ for label in "${LABELS[@]}"; do
 		 lat_calls lat_p50_ns lat_p99_ns lat_per_niov_ns created_total \
 		 created_chunks unbind_outstanding pp_inflight_at_unbind \
 		 nl_inflight_after_unbind tokens_leaked free_outstanding \
-		 dontneed_freed mismatches lost; do
+		 dontneed_freed mismatches rx_mb_s lost; do
 		printf '%-24s %12s %12s %10s\n' "$k" "${B[$k]:-?}" "${P[$k]:-?}" \
 			"$(ratio "${B[$k]:-}" "${P[$k]:-}")"
 	done

@@ -27,7 +27,8 @@
 # pp_inflight_at_unbind (inflight of the binding's pools in the last
 # page_pool_release before devmem_binding_unbind) dontneed_freed lost
 # (ring buffer overruns: nonzero makes the numbers incomplete); from the
-# receiver: rx_rc mismatches tokens_leaked nl_inflight_after_unbind.
+# receiver: rx_rc mismatches tokens_leaked nl_inflight_after_unbind rx_mb_s
+# (MB/s, integer part; under TCG and full tracing: not a benchmark).
 # usage: kseries.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -205,6 +206,7 @@ ks_run() {
 	ks_report $label rx_rc=$rxrc tx_rc=$txrc \
 		mismatches=$(ks_json $OUT/rx.json mismatches) \
 		tokens_leaked=$(ks_json $OUT/rx.json tokens_leaked) \
+		rx_mb_s=$(ks_json $OUT/rx.json mbytes_per_s) \
 		nl_inflight_after_unbind=$(ks_pools_inflight $OUT/rx.json pools_after_unbind $bid) \
 		| tee -a $D/kseries-results.txt
 	[ $rxrc = 0 ] && [ $txrc = 0 ]
