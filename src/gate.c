@@ -33,6 +33,7 @@ static void gate_usage(FILE *f)
 		"  -s, --spec FILE           thresholds (YAML, see docs/gate.md)\n"
 		"  -d, --duration D          collect for D (e.g. 30s); with a command: at most D\n"
 		"  -i, --interval D          snapshot interval (default: the spec's, else 1s)\n"
+		"  -l, --linger D            after the command exits, keep collecting for D\n"
 		"  -f, --from FILE           gate a recording made by 'devmemtop record'\n"
 		"      --junit FILE          write JUnit XML (one testcase per threshold)\n"
 		"      --json FILE           write the result as JSON (usable as a baseline)\n"
@@ -55,6 +56,7 @@ struct gate_args {
 	double max_regression;
 	uint64_t duration_ns;
 	uint64_t interval_ns;
+	uint64_t linger_ns;
 	bool check_only;
 	char **cmd;
 };
@@ -78,6 +80,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		{ "spec", required_argument, NULL, 's' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "linger", required_argument, NULL, 'l' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "junit", required_argument, NULL, 'J' },
 		{ "json", required_argument, NULL, 'j' },
@@ -95,7 +98,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 	a->max_regression = 10;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+s:d:i:f:vh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+s:d:i:l:f:vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': a->spec = optarg; break;
 		case 'f': a->from = optarg; break;
@@ -122,6 +125,12 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 				return -EINVAL;
 			}
 			break;
+		case 'l':
+			if (parse_duration_ns(optarg, &a->linger_ns)) {
+				fprintf(stderr, "devmemtop gate: bad --linger '%s' (e.g. 3s)\n", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'm':
 			if (parse_pct(optarg, &a->max_regression)) {
 				fprintf(stderr, "devmemtop gate: bad --max-regression '%s' (e.g. 10%%)\n",
@@ -132,7 +141,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		default:
 			if (optopt)
 				fprintf(stderr, "devmemtop gate: option -%c %s\n", optopt,
-					strchr("sdif", optopt) ? "needs an argument" : "is unknown");
+					strchr("sdilf", optopt) ? "needs an argument" : "is unknown");
 			else
 				fprintf(stderr, "devmemtop gate: unknown or incomplete option '%s'\n",
 					argv[optind - 1]);
@@ -148,9 +157,13 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 	}
 	if (a->check_only)
 		return 0;
-	if (a->from && (a->cmd || a->duration_ns || a->interval_ns || a->record)) {
+	if (a->from && (a->cmd || a->duration_ns || a->interval_ns || a->record || a->linger_ns)) {
 		fprintf(stderr, "devmemtop gate: --from gates a recording; it takes no command, "
-			"--duration, --interval or --record\n");
+			"--duration, --interval, --linger or --record\n");
+		return -EINVAL;
+	}
+	if (a->linger_ns && !a->cmd) {
+		fprintf(stderr, "devmemtop gate: --linger needs a command after --\n");
 		return -EINVAL;
 	}
 	if (!a->from && !a->cmd && !a->duration_ns) {
@@ -252,6 +265,7 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	ro.interval_ns = a->interval_ns ? a->interval_ns :
 			 spec->interval_ns ? spec->interval_ns : 1000000000ULL;
 	ro.duration_ns = a->duration_ns;
+	ro.linger_ns = a->linger_ns;
 	ro.cmd = a->cmd;
 	if (a->record) {
 		x.rec = recorder__open(a->record, c, first, ro.interval_ns, ro.cmd);

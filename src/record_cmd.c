@@ -27,7 +27,7 @@
 static void record_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: devmemtop record -o FILE [-i INTERVAL] (--duration D | -- COMMAND...)\n"
+		"Usage: devmemtop record -o FILE [-i INTERVAL] (--duration D | [--linger D] -- COMMAND...)\n"
 		"\n"
 		"Record snapshots every INTERVAL and every ring-buffer event into FILE, for D,\n"
 		"while COMMAND runs, or until SIGINT/SIGTERM (which end the recording cleanly).\n"
@@ -36,6 +36,8 @@ static void record_usage(FILE *f)
 		"  -o, --output FILE      the recording to write (replaced if it exists)\n"
 		"  -i, --interval D       snapshot interval (default 1s)\n"
 		"  -d, --duration D       stop after D; with a command: at most D\n"
+		"  -l, --linger D         after the command exits, keep recording for D (to\n"
+		"                         see pools and bindings torn down asynchronously)\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this text\n");
 }
@@ -56,6 +58,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "linger", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -74,7 +77,7 @@ int cmd_record(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+o:i:d:vh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+o:i:d:l:vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'o': out = optarg; break;
 		case 'v': dmt_verbosity++; break;
@@ -93,6 +96,13 @@ int cmd_record(int argc, char **argv)
 				return EXIT_REC_ERROR;
 			}
 			break;
+		case 'l':
+			if (parse_duration_ns(optarg, &ro.linger_ns)) {
+				fprintf(stderr, "devmemtop record: bad --linger '%s' (e.g. 3s)\n",
+					optarg);
+				return EXIT_REC_ERROR;
+			}
+			break;
 		default:
 			fprintf(stderr, "devmemtop record: unknown option or missing argument '%s' "
 				"(try 'devmemtop record --help')\n", argv[optind - 1]);
@@ -101,6 +111,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		ro.cmd = argv + optind;
+	if (ro.linger_ns && !ro.cmd) {
+		fprintf(stderr, "devmemtop record: --linger needs a command after --\n");
+		return EXIT_REC_ERROR;
+	}
 	if (!out) {
 		fprintf(stderr, "devmemtop record: -o FILE is required\n");
 		return EXIT_REC_ERROR;

@@ -172,7 +172,7 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 		 struct run_result *res)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	uint64_t start, next;
+	uint64_t start, next, stop_at = 0;
 	pid_t child = -1;
 	int err, r;
 
@@ -192,14 +192,16 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 		if (err)
 			goto out_err;
 	}
+	if (o->duration_ns)
+		stop_at = start + o->duration_ns;
 	next = start;
 	for (;;) {
 		uint64_t deadline;
 
 		next += o->interval_ns;
 		deadline = next;
-		if (o->duration_ns && start + o->duration_ns < deadline)
-			deadline = start + o->duration_ns;
+		if (stop_at && stop_at < deadline)
+			deadline = stop_at;
 		r = wait_until(c, deadline, o, res, &child);
 		if (r < 0) {
 			err = r;
@@ -209,10 +211,15 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 			res->end = RUN_END_SIGNAL;
 			break;
 		}
-		if (r == 1)
-			break;
-		if (o->duration_ns && now_mono_ns() >= start + o->duration_ns) {
-			res->end = RUN_END_DURATION;
+		if (r == 1) {
+			/* the command is done; what it started may still be tearing down */
+			if (!o->linger_ns)
+				break;
+			stop_at = now_mono_ns() + o->linger_ns;
+		}
+		if (stop_at && now_mono_ns() >= stop_at) {
+			if (res->end != RUN_END_COMMAND)
+				res->end = RUN_END_DURATION;
 			break;
 		}
 		err = deliver(c, NULL, o, res);

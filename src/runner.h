@@ -22,6 +22,7 @@ enum run_end {
 struct run_opts {
 	uint64_t interval_ns;
 	uint64_t duration_ns;		/* 0: until the command ends or a signal */
+	uint64_t linger_ns;		/* keep collecting this long after the command */
 	char **cmd;			/* NULL-terminated argv, or NULL */
 	bool events;			/* drain the ring buffer into on_event */
 	/* a non-zero return stops the run with that error */

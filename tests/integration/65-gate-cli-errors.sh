@@ -38,6 +38,8 @@ expect_err "regression without baseline" '--max-regression needs --baseline' gat
 expect_err "unknown option" "unknown or incomplete option '--frobnicate'" gate --frobnicate
 expect_err "missing option argument" 'option -s needs an argument' gate -s
 expect_err "--from and a command" '--from gates a recording' gate --spec "$TMPD/ok.yaml" --from x -- true
+expect_err "linger without a command" '--linger needs a command after --' gate --spec "$TMPD/ok.yaml" -d 1s --linger 2s
+expect_err "bad linger" "bad --linger 'long'" gate --spec "$TMPD/ok.yaml" --linger long -- true
 expect_err "missing spec" 'nope.yaml: cannot open spec: No such file or directory' gate --spec "$TMPD/nope.yaml" -d 1s
 expect_err "missing recording" 'cannot open /nonexistent.rec' gate --spec "$TMPD/ok.yaml" --from /nonexistent.rec
 
@@ -69,6 +71,7 @@ rc=$?
 
 expect_err "record without -o" '-o FILE is required' record -d 1s
 expect_err "record bad interval" "bad --interval 'x'" record -o "$TMPD/r" -i x
+expect_err "record linger without a command" '--linger needs a command after --' record -o "$TMPD/r" -d 1s -l 1s
 expect_err "record unknown option" "unknown option or missing argument '--bogus'" record --bogus
 expect_err "report without file" 'which recording\?' report
 expect_err "report two files" "unexpected argument 'b'" report a b

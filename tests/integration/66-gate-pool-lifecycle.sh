@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # A page pool that is destroyed during the gated run keeps what it did:
 # stream through the veth, then delete the namespaces (the veth and its
-# page_pool go away) while the gate is still collecting. The pool's holds
+# page_pool go away) while the gate is still collecting (--linger). The pool's holds
 # still count and page_pool_release is seen (destroy_inflight has data).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/gate_lib.sh"
@@ -15,7 +15,6 @@ cat >"$TMPD/teardown.sh" <<EOS
 #!/bin/bash
 "$TMPD/traffic.sh" 2 || exit 1
 ip netns del $NS_TX && ip netns del $NS_RX || exit 1
-sleep 1.5
 EOS
 chmod +x "$TMPD/teardown.sh"
 cat >"$TMPD/life.yaml" <<Y
@@ -32,8 +31,9 @@ thresholds:
     interface: "$IF_RX"
     expect: [ max >= 0 ]
 Y
-"$DMT" gate --spec "$TMPD/life.yaml" --json "$TMPD/life.json" -- "$TMPD/teardown.sh" \
-	>"$TMPD/life.out" 2>&1
+# --linger: the pool is torn down asynchronously after the command returns
+"$DMT" gate --spec "$TMPD/life.yaml" --json "$TMPD/life.json" --linger 1500ms \
+	-- "$TMPD/teardown.sh" >"$TMPD/life.out" 2>&1
 rc=$?
 cat "$TMPD/life.out"
 [ $rc = 0 ] || fail "pool destroyed mid-run: exit $rc, want 0"
