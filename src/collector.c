@@ -515,7 +515,7 @@ static void set_avail(struct dmt_availability *a, bool ok, const char *source, c
 static void fill_availability(const struct collector *c, struct dmt_availability *av)
 {
 	bool tp = c->mode == DMT_MODE_DEVMEM_TP;
-	bool walk = c->ps[4].loaded;
+	bool walk = ps_by_name(c, "walk_binding")->loaded;
 	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
 
 	set_avail(&av[DMT_M_POOL_HOLDS], attached(c, "pp_hold"), "tp_btf/page_pool_state_hold",
@@ -971,7 +971,7 @@ static int walk_binding(struct collector *c, uint64_t addr, struct dmt_walk *w)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
 	int err;
 
-	if (!c->ps[4].loaded)
+	if (!ps_by_name(c, "walk_binding")->loaded)
 		return -ENOTSUP;
 	err = bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.walk_binding), &o);
 	if (err)
@@ -1139,7 +1139,7 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 			if (!b->ifindex)
 				b->ifindex = w.ifindex;
 		}
-		if (b->in_pools < 0 && c->ps[0].attached)
+		if (b->in_pools < 0 && attached(c, "pp_hold"))
 			b->in_pools = 0;
 		if (b->total_niovs > 0 && b->free_niovs >= 0)
 			b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
