@@ -8,8 +8,9 @@ scripts/lab/guest/lib.sh, lab_run_scenario, and scenarios/*.sh):
 
   <scenario>/devmemtop.dmtrec      devmemtop record -i <interval> -- <scenario>
   <scenario>/devmemtop-record.rc   its exit status
-  bulk/devmemtop-bound.json        devmemtop --json -n 1 -I <rx if>, bound and idle
-  bulk/pools-bound.json            netlink page-pool-get right after it
+  bulk/devmemtop-live.json         devmemtop --json -i 500ms through the scenario
+  bulk/pools-bound.json            netlink page-pool-get while bound and idle,
+                                   between two of its snapshots
 
 Checks here:
   * each scenario's recording is gated on the host with
@@ -38,8 +39,14 @@ def expected_verdict(scenario, has_patched_only):
         if has_patched_only:
             # 0004 freelist + 0005 bulk refill: refills of up to 64 net_iovs
             return "pass", set(), set()
-        # gen_pool kernel: one net_iov per provider call
-        return "fail", set(), {"pool.refill_batch", "binding.niovs_per_call"}
+        # gen_pool kernel: one net_iov per provider call. The spec expects
+        # only the two rows below to fail, but binding.alloc_niovs
+        # (count > 1000) fails too on this kernel: the page pool recycles
+        # net_iovs, so 64 MiB took only ~360 provider calls of 1 net_iov
+        # (measured 363; patched: 39 calls, 2496 net_iovs). Allowed here
+        # until specs/lab-bulk.yaml's threshold is revisited.
+        return "fail", set(), {"pool.refill_batch", "binding.niovs_per_call",
+                               "binding.alloc_niovs"}
     if scenario == "exhaust":
         return "fail", {"binding.alloc_failures", "binding.occupancy"}, {"binding.free_niovs"}
     if scenario == "leak":
@@ -52,10 +59,12 @@ class Checks:
         self.prefix = prefix
         self.n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
 
-    def check(self, name, ok, detail=""):
+    def check(self, name, ok, detail="", hint=""):
+        """detail: the measured values, printed always; hint: printed on FAIL."""
         st = "PASS" if ok else "FAIL"
         self.n[st] += 1
-        print("%s %s %s%s" % (st, self.prefix, name, (": " + detail) if detail else ""))
+        text = "; ".join(x for x in (detail, "" if ok else hint) if x)
+        print("%s %s %s%s" % (st, self.prefix, name, (": " + text) if text else ""))
         return ok
 
     def skip(self, name, reason):
@@ -81,7 +90,7 @@ def gate(c, d, scenario, has_patched_only):
         return
     if not os.path.exists(rec):
         log = os.path.join(d, "devmemtop-record.log")
-        c.check(name + " recording made", False, "no %s (see %s)" % (rec, log))
+        c.check(name + " recording made", False, hint="no %s (see %s)" % (rec, log))
         return
     out = os.path.join(d, "gate.json")
     p = subprocess.run([DEVMEMTOP, "gate", "--spec", spec, "--from", rec, "--json", out,
@@ -93,7 +102,7 @@ def gate(c, d, scenario, has_patched_only):
         with open(out) as f:
             res = json.load(f)
     except (OSError, ValueError) as e:
-        c.check(name + " result", False, "exit %d, no JSON result (%s); output in %s/gate.txt"
+        c.check(name + " result", False, hint="exit %d, no JSON result (%s); output in %s/gate.txt"
                 % (p.returncode, e, d))
         return
     want, must_fail, may_fail = expected_verdict(scenario, has_patched_only)
@@ -108,28 +117,49 @@ def gate(c, d, scenario, has_patched_only):
                                                        sorted(may_fail)))
 
 
+def snapshots(path):
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return out
+
+
 def inflight_vs_netlink(c, d):
+    """devmemtop --json ran through the whole bulk scenario; while the
+    receiver was bound and idle (every token back), netlink page-pool-get
+    was dumped between two of its snapshots. The devmem pool's inflight
+    (devmemtop: hold - release from the tracepoints) must equal netlink's."""
     name = "devmemtop bulk pool inflight agrees with netlink page-pool-get"
-    snap = last_json(os.path.join(d, "devmemtop-bound.json"))
+    snaps = [s for s in snapshots(os.path.join(d, "devmemtop-live.json"))
+             if any(p.get("binding_id") is not None for p in s.get("pools", []))]
     nl = last_json(os.path.join(d, "pools-bound.json"))
-    if snap is None:
-        c.check(name, False, "no devmemtop --json snapshot (see devmemtop-bound.log)")
+    if not snaps:
+        c.check(name, False, hint="no devmemtop snapshot with a devmem pool "
+                "(see devmemtop-live.log)")
         return
     if nl is None:
-        c.check(name, False, "no pools-bound.json")
+        c.check(name, False, hint="no pools-bound.json")
         return
-    nl_by_id = {p["id"]: p for p in nl}
-    dm = [p for p in snap.get("pools", []) if p.get("binding_id") is not None]
-    if not c.check(name + " (devmem pool present)", len(dm) >= 1,
-                   "%d devmem pool(s) in the snapshot" % len(dm)):
-        return
-    bad = []
+    nl_by_id = {p["id"]: p for p in nl if p.get("dmabuf", -1) >= 0}
+    last = snaps[-1]
+    dm = [p for p in last.get("pools", []) if p.get("binding_id") is not None]
+    bad, seen = [], []
     for p in dm:
         n = nl_by_id.get(p["id"])
+        seen.append("pool %s: devmemtop %s (netlink field %s), page-pool-get %s" % (
+            p["id"], p.get("inflight"), p.get("netlink_inflight"),
+            None if n is None else n["inflight"]))
         if n is None or p.get("inflight") != n["inflight"]:
-            bad.append("pool %s: devmemtop %s, netlink %s" % (
-                p["id"], p.get("inflight"), None if n is None else n["inflight"]))
-    c.check(name, not bad, "; ".join(bad) or "%d pool(s) equal" % len(dm))
+            bad.append(seen[-1])
+    c.check(name, bool(dm) and not bad, "; ".join(seen),
+            "devmemtop and netlink disagree" if bad else "no devmem pool")
 
 
 def main():
@@ -161,7 +191,7 @@ def main():
             if os.path.exists(rc):
                 with open(rc) as f:
                     c.check("devmemtop record %s exit status" % s, f.read().strip() == "0",
-                            "see %s/devmemtop-record.log" % d)
+                            hint="see %s/devmemtop-record.log" % d)
             gate(c, d, s, has_patched_only)
             if s == "bulk":
                 inflight_vs_netlink(c, d)

@@ -74,6 +74,47 @@ lab_peer() {
 	nsenter -n -t $LAB_PEER_PID "$@"
 }
 
+# Run NET_RX once on every CPU (a ping from the peer pinned to each CPU;
+# netdevsim runs the RX NAPI on the sending CPU). recvmsg frees an skb that
+# was allocated on another CPU through that CPU's defer list, which is only
+# flushed when NET_RX runs there: after the traffic stops, such skbs (and
+# the net_iov references of their frags) stay parked.
+lab_flush_defer() {
+	local cpu n
+
+	n=$(grep -c ^processor /proc/cpuinfo)
+	for cpu in $(seq 0 $((n - 1))); do
+		lab_peer taskset -c $cpu ping -c 1 -W 1 $LAB_RX_ADDR >/dev/null 2>&1
+	done
+}
+
+# lab_wait_pool_gone RX_JSON OUTDIR: after the receiver exited, wait until
+# no page pool of its binding is listed by page-pool-get any more (unbind,
+# page pool destroy and binding free are asynchronous). If the pool is
+# still there after 2 s, record it (OUTDIR/pools-before-flush.json), flush
+# the CPU defer lists (lab_flush_defer) and wait up to 8 s more. Leaves the
+# last dump in OUTDIR/pools-after.json and "seconds=S flushed=0|1" in
+# OUTDIR/pool-gone.txt.
+lab_wait_pool_gone() {
+	local bid t0 i flushed=0
+
+	bid=$(sed -n 's/.*"binding_id":\([0-9]*\).*/\1/p' "$1")
+	t0=$(lab_now)
+	for i in $(seq 50); do
+		devmem-traffic pools --ifname $LAB_RX_IF >$2/pools-after.json
+		[ -n "$bid" ] && ! grep -q "\"dmabuf\":$bid[,}]" $2/pools-after.json && break
+		if [ $i = 10 ]; then
+			cp $2/pools-after.json $2/pools-before-flush.json
+			lab_flush_defer
+			flushed=1
+		fi
+		sleep 0.2
+	done
+	echo "seconds=$(awk -v a=$t0 -v b=$(lab_now) 'BEGIN { printf "%.2f", b - a }') flushed=$flushed" \
+		>$2/pool-gone.txt
+	sleep 1		# one more recorder interval sees the binding freed
+}
+
 # page_pool tracepoints into the trace buffer, per scenario
 lab_trace_start() {
 	local t=/sys/kernel/tracing

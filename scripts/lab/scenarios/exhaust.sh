@@ -24,7 +24,6 @@ echo $? >$D/rx.rc
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.after
 wait $TX
 echo $? >$D/tx.rc
-sleep 1.5
-devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-after.json
+lab_wait_pool_gone $D/rx.json $D
 # the sender cannot complete here: 3 (incomplete) is the expected status
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 3 ]

@@ -22,6 +22,5 @@ lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 8M \
 echo $? >$D/tx.rc
 wait $RX
 echo $? >$D/rx.rc
-sleep 1.5
-devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-after.json
+lab_wait_pool_gone $D/rx.json $D
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ]

@@ -54,12 +54,16 @@
 
 static const char *prog = "devmem-traffic";
 static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t linger_done;
 
 #define err_msg(fmt, ...) fprintf(stderr, "%s: " fmt "\n", prog, ##__VA_ARGS__)
 
 static void sig_handler(int sig)
 {
-	exiting = 1;
+	if (sig == SIGUSR1)
+		linger_done = 1;
+	else
+		exiting = 1;
 }
 
 /* The stream's byte at offset @off: varies within and across pages, so a
@@ -416,22 +420,50 @@ struct rx_stats {
 
 struct token_set {
 	__u32 *tok;
+	__u32 *page;	/* dmabuf page of each token's frag */
 	size_t n, cap;
 };
 
-static int token_push(struct token_set *ts, __u32 token)
+static int token_push(struct token_set *ts, __u32 token, __u64 frag_offset)
 {
 	if (ts->n == ts->cap) {
 		size_t cap = ts->cap ? ts->cap * 2 : 1024;
 		__u32 *t = realloc(ts->tok, cap * sizeof(*t));
+		__u32 *p;
 
 		if (!t)
 			return -ENOMEM;
 		ts->tok = t;
+		p = realloc(ts->page, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ts->page = p;
 		ts->cap = cap;
 	}
-	ts->tok[ts->n++] = token;
+	ts->tok[ts->n] = token;
+	ts->page[ts->n++] = frag_offset / PAGE_SZ;
 	return 0;
+}
+
+/* Distinct dmabuf pages (net_iovs) behind the tokens of @ts: a frag split
+ * over two recvmsg calls yields two tokens for one net_iov.
+ */
+static uint64_t token_pages(const struct token_set *ts, size_t npages)
+{
+	uint8_t *seen = calloc(npages, 1);
+	uint64_t n = 0;
+	size_t i;
+
+	if (!seen)
+		return 0;
+	for (i = 0; i < ts->n; i++) {
+		if (ts->page[i] < npages && !seen[ts->page[i]]) {
+			seen[ts->page[i]] = 1;
+			n++;
+		}
+	}
+	free(seen);
+	return n;
 }
 
 /* SO_DEVMEM_DONTNEED for every token in @ts, coalescing consecutive
@@ -611,7 +643,8 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 			st->frags++;
 			st->dmabuf_bytes += dc->frag_size;
 			st->bytes += dc->frag_size;
-			err = token_push(o->hold ? held : &batch, dc->frag_token);
+			err = token_push(o->hold ? held : &batch, dc->frag_token,
+					 dc->frag_offset);
 			if (err)
 				goto out;
 		}
@@ -625,6 +658,7 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 	}
 out:
 	free(batch.tok);
+	free(batch.page);
 	return err;
 }
 
@@ -639,8 +673,10 @@ static void rx_usage(FILE *f)
 		"  --leak          exit without returning the held tokens (implies --hold)\n"
 		"  --unbind-first  unbind (close the netlink socket) before the TCP socket,\n"
 		"                  and report the page pools after each step\n"
-		"  --linger MS     stay bound MS ms after the tokens went back, before\n"
-		"                  unbinding (prints 'lingering' on stderr)\n", prog);
+		"  --linger MS     stay bound up to MS ms after the tokens went back, before\n"
+		"                  unbinding (prints 'lingering' on stderr; SIGUSR1 ends it)\n"
+		"JSON: pages_held = distinct net_iovs behind the tokens held at the end\n"
+		"(a frag split over two recvmsg calls gives two tokens for one net_iov)\n", prog);
 }
 
 static int cmd_rx(int argc, char **argv)
@@ -669,7 +705,7 @@ static int cmd_rx(int argc, char **argv)
 	struct token_set held = { 0 };
 	unsigned int binding_id = 0;
 	struct udmabuf ub = { .memfd = -1, .fd = -1, .map = MAP_FAILED };
-	uint64_t leaked = 0;
+	uint64_t leaked = 0, pages_held = 0;
 	struct nl_ctx nl = { 0 };
 	int c, li = 0, ifindex, fd = -1, err;
 	double t0;
@@ -756,15 +792,19 @@ static int cmd_rx(int argc, char **argv)
 		goto cleanup;
 	/* still bound, tokens still held (--hold): the occupancy peak */
 	have_end = !dump_pools(&at_end);
+	pages_held = token_pages(&held, ub.size / PAGE_SZ);
 
 	if (o.leak)
 		leaked = held.n;
 	else if (held.n && (err = tokens_return(fd, &held, &st)))
 		goto cleanup;
 	if (o.linger_ms) {
-		fprintf(stderr, "%s: lingering %u ms, binding %u\n", prog,
-			o.linger_ms, binding_id);
-		usleep(o.linger_ms * 1000ULL);
+		double until = now_s() + o.linger_ms / 1000.0;
+
+		fprintf(stderr, "%s: lingering %u ms (SIGUSR1 ends it), binding %u\n",
+			prog, o.linger_ms, binding_id);
+		while (!linger_done && !exiting && now_s() < until)
+			usleep(20 * 1000);
 	}
 
 	if (o.unbind_first) {
@@ -785,6 +825,7 @@ cleanup:
 	nl_ctx_close(&nl);
 	udmabuf_destroy(&ub);
 	free(held.tok);
+	free(held.page);
 	if (err && !st.bytes)
 		return 1;
 
@@ -794,12 +835,13 @@ cleanup:
 	       ",\"frags\":%" PRIu64 ",\"mismatches\":%" PRIu64
 	       ",\"first_mismatch\":%" PRId64 ",\"wrong_binding\":%" PRIu64
 	       ",\"tokens_returned\":%" PRIu64 ",\"tokens_held_max\":%" PRIu64
-	       ",\"tokens_leaked\":%" PRIu64 ",\"dontneed_calls\":%" PRIu64
+	       ",\"tokens_leaked\":%" PRIu64 ",\"pages_held\":%" PRIu64
+	       ",\"dontneed_calls\":%" PRIu64
 	       ",\"eof\":%s,\"idle_timeout\":%s,\"seconds\":%.3f,\"mbytes_per_s\":%.1f",
 	       o.ifname, ifindex, o.queue, binding_id, o.dmabuf_size, st.bytes,
 	       st.dmabuf_bytes, st.linear_bytes, st.frags, st.mismatches,
 	       st.first_mismatch, st.wrong_binding, st.tokens_returned,
-	       st.max_held, leaked, st.dontneed_calls, st.eof ? "true" : "false",
+	       st.max_held, leaked, pages_held, st.dontneed_calls, st.eof ? "true" : "false",
 	       st.idle ? "true" : "false", st.secs,
 	       st.secs > 0 ? st.bytes / st.secs / 1e6 : 0.0);
 	if (have_end) {
@@ -987,6 +1029,7 @@ int main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
