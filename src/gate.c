@@ -345,7 +345,7 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 		if (it.type != REC_SNAPSHOT)
 			continue;
 		err = gate_eval__add(ev, it.snap);
-		rec_snapshot_free(it.snap);
+		snapshot__free(it.snap);
 		if (err) {
 			gate_error(a, spec->name, "%s", strerror(-err));
 			goto free_r;

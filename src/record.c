@@ -536,16 +536,6 @@ static uint32_t get_count(struct rd *r, size_t min, const char *what)
 	return n;
 }
 
-void rec_snapshot_free(struct dmt_snapshot *s)
-{
-	if (!s)
-		return;
-	free(s->pools);
-	free(s->bindings);
-	free(s->progs);
-	free(s);
-}
-
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen)
 {
@@ -600,14 +590,14 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	}
 	s->collect_ns = get_u64(&r, "snapshot");
 	if (r.err) {
-		rec_snapshot_free(s);
+		snapshot__free(s);
 		return r.err;
 	}
 	*out = s;
 	return 0;
 nomem:
 	snprintf(why, wlen, "out of memory");
-	rec_snapshot_free(s);
+	snapshot__free(s);
 	return -ENOMEM;
 }
 

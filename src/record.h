@@ -93,7 +93,6 @@ int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m);
 /* prev_avail: what "unchanged" availability refers to; NULL: none known. */
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen);
-void rec_snapshot_free(struct dmt_snapshot *s);
 void rec_meta__fini(struct rec_meta *m);
 
 struct rec_writer;

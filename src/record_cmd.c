@@ -534,7 +534,7 @@ int cmd_report(int argc, char **argv)
 			if (it.type == REC_SNAPSHOT) {
 				struct json_object *o = json_snapshot(it.snap);
 
-				rec_snapshot_free(it.snap);
+				snapshot__free(it.snap);
 				if (!o) {
 					err = -ENOMEM;
 					break;
@@ -570,7 +570,7 @@ int cmd_report(int argc, char **argv)
 			r.drops_last = it.snap->ringbuf_drops;
 			r.map_full = it.snap->map_full;
 			r.n_snaps++;
-			rec_snapshot_free(it.snap);
+			snapshot__free(it.snap);
 			break;
 		case REC_END:
 			r.have_end = true;

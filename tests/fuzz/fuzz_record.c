@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 sizeof(err))) {
 			eval(e, s);
 			eval(e, s);
-			rec_snapshot_free(s);
+			snapshot__free(s);
 		} else if (s || !err[0] || strchr(err, '\n')) {
 			abort();
 		}
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			while ((ret = rec_reader__next(r, &it)) > 0) {
 				if (it.type == REC_SNAPSHOT) {
 					eval(e, it.snap);
-					rec_snapshot_free(it.snap);
+					snapshot__free(it.snap);
 				}
 			}
 			if (ret < 0 && (!rec_reader__error(r) || strchr(rec_reader__error(r), '\n')))

@@ -151,7 +151,7 @@ static void test_snapshot_round_trip(void **state)
 	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
 	assert_snap_equal(s, d);
-	rec_snapshot_free(d);
+	snapshot__free(d);
 
 	/* every proper prefix is refused, never crashes */
 	for (size_t n = 0; n < b.len; n++) {
@@ -167,9 +167,9 @@ static void test_snapshot_round_trip(void **state)
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
 	assert_int_equal(d->n_pools, 0);
 	assert_null(d->pools);
-	rec_snapshot_free(d);
+	snapshot__free(d);
 	rec_buf__free(&b);
-	rec_snapshot_free(s);
+	snapshot__free(s);
 }
 
 /* Availability is written only when it changed since what the reader knows. */
@@ -194,7 +194,7 @@ static void test_avail_delta(void **state)
 	/* decoded against the same previous availability: identical */
 	assert_int_equal(rec_decode_snapshot(delta.p, delta.len, prev, &d, why, sizeof(why)), 0);
 	assert_snap_equal(s, d);
-	rec_snapshot_free(d);
+	snapshot__free(d);
 	/* without it: refused, not guessed */
 	assert_int_equal(rec_decode_snapshot(delta.p, delta.len, NULL, &d, why, sizeof(why)),
 			 -EBADMSG);
@@ -211,7 +211,7 @@ static void test_avail_delta(void **state)
 	assert_non_null(strstr(why, "availability flag 7 invalid"));
 	rec_buf__free(&full);
 	rec_buf__free(&delta);
-	rec_snapshot_free(s);
+	snapshot__free(s);
 }
 
 static void test_decode_rejects(void **state)
@@ -251,7 +251,7 @@ static void test_decode_rejects(void **state)
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "pool count 2147483647 larger than the frame"));
 	rec_buf__free(&b);
-	rec_snapshot_free(s);
+	snapshot__free(s);
 }
 
 static struct rec_meta *meta(void)
@@ -294,7 +294,7 @@ static uint8_t *write_recording(const char *path, size_t *len, size_t *frame_end
 
 		assert_int_equal(rec_writer__snapshot(w, s), 0);
 		frame_end[k++] = rec_writer__bytes(w);
-		rec_snapshot_free(s);
+		snapshot__free(s);
 		if (i < 2) {
 			ev.ts_ns = i;
 			assert_int_equal(rec_writer__event(w, &ev), 0);
@@ -347,7 +347,7 @@ static int read_all(const uint8_t *p, size_t len, int *ret, char *err, size_t er
 		n++;
 		if (it.type == REC_SNAPSHOT) {
 			assert_int_equal(it.snap->seq, (uint64_t)(n - 1) / 2);
-			rec_snapshot_free(it.snap);
+			snapshot__free(it.snap);
 		} else if (it.type == REC_EVENT) {
 			assert_int_equal(it.ev.a, -1);
 			assert_int_equal(it.ev.ifindex, -4);
@@ -408,8 +408,8 @@ static void test_file_round_trip(void **state)
 				continue;
 			want = full_snapshot(k++);
 			assert_snap_equal(want, it.snap);
-			rec_snapshot_free(it.snap);
-			rec_snapshot_free(want);
+			snapshot__free(it.snap);
+			snapshot__free(want);
 		}
 		assert_int_equal(k, 3);
 		rec_reader__free(r);
