@@ -197,6 +197,6 @@ lab_finish() {
 	echo "$1" >/out/guest.rc
 	echo "LAB: done rc=$1 tainted=$(cat /proc/sys/kernel/tainted) at $(lab_now)s"
 	sync
-	umount /out
+	umount /out 2>/dev/null || umount -l /out
 	poweroff -f
 }
