@@ -197,13 +197,20 @@ ks_run() {
 	wait $rx
 	rxrc=$?
 	# unbind -> page pool destroy -> binding free are asynchronous: a
-	# zombie pool is retried once a second after its last net_iov is back
+	# zombie pool is retried once a second after its last net_iov is back,
+	# and skbs that recvmsg freed on another CPU wait on that CPU's defer
+	# list until NET_RX runs there (lab_flush_defer, after 2 s)
+	flushed=0
 	for i in $(seq 40); do
 		grep -q ' devmem_binding_free: ' "$I/trace" && break
+		if [ $i = 4 ] && command -v lab_flush_defer >/dev/null; then
+			lab_flush_defer
+			flushed=1
+		fi
 		sleep 0.5
 	done
 	bid=$(ks_json $OUT/rx.json binding_id)
-	ks_report $label rx_rc=$rxrc tx_rc=$txrc \
+	ks_report $label rx_rc=$rxrc tx_rc=$txrc defer_flushed=$flushed \
 		mismatches=$(ks_json $OUT/rx.json mismatches) \
 		tokens_leaked=$(ks_json $OUT/rx.json tokens_leaked) \
 		rx_mb_s=$(ks_json $OUT/rx.json mbytes_per_s) \
