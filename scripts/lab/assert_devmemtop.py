@@ -32,25 +32,30 @@ DEVMEMTOP = os.environ.get("DEVMEMTOP_BIN", os.path.join(REPO, "build", "devmemt
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
 
 
+# binding.alloc_niovs (lab-bulk.yaml: count > 1000, "the run moved data
+# through the binding") depends on how well the page pool recycles, not on
+# the kernel: measured 363..2628 net_iovs on baseline and 640..2496 on
+# patched for the same 64 MiB. It is reported but allowed to fail until the
+# spec's threshold is revisited.
+FLAKY_BULK = {"binding.alloc_niovs"}
+
+
 def expected_verdict(scenario, has_patched_only):
-    """(result, rows that must FAIL, rows that may FAIL) from the spec headers.
-    Rows not listed must PASS."""
+    """(rows that must FAIL, rows that may FAIL), from the spec headers;
+    every other row must PASS. The gate's result must be "fail" exactly
+    when some row failed."""
     if scenario == "bulk":
         if has_patched_only:
             # 0004 freelist + 0005 bulk refill: refills of up to 64 net_iovs
-            return "pass", set(), set()
-        # gen_pool kernel: one net_iov per provider call. The spec expects
-        # only the two rows below to fail, but binding.alloc_niovs
-        # (count > 1000) fails too on this kernel: the page pool recycles
-        # net_iovs, so 64 MiB took only ~360 provider calls of 1 net_iov
-        # (measured 363; patched: 39 calls, 2496 net_iovs). Allowed here
-        # until specs/lab-bulk.yaml's threshold is revisited.
-        return "fail", set(), {"pool.refill_batch", "binding.niovs_per_call",
-                               "binding.alloc_niovs"}
+            return set(), set(FLAKY_BULK)
+        # gen_pool kernel: one net_iov per provider call
+        return {"pool.refill_batch", "binding.niovs_per_call"}, set(FLAKY_BULK)
     if scenario == "exhaust":
-        return "fail", {"binding.alloc_failures", "binding.occupancy"}, {"binding.free_niovs"}
+        # at 100 % occupancy free_niovs is 0, so its "min > 0" row fails too
+        return {"binding.alloc_failures", "binding.occupancy", "binding.free_niovs"}, set()
     if scenario == "leak":
-        return "fail", set(), {"binding.out_at_unbind", "pool.zombies"}
+        # tokens are still held at unbind, so the pool is a zombie then
+        return {"binding.out_at_unbind", "pool.zombies"}, set()
     return None
 
 
@@ -105,16 +110,22 @@ def gate(c, d, scenario, has_patched_only):
         c.check(name + " result", False, hint="exit %d, no JSON result (%s); output in %s/gate.txt"
                 % (p.returncode, e, d))
         return
-    want, must_fail, may_fail = expected_verdict(scenario, has_patched_only)
-    failed = {r["metric"] for r in res.get("thresholds", []) if r["status"] != "PASS"}
-    c.check(name + " verdict", res.get("result") == want,
-            "result %s (exit %d), expected %s; failing rows: %s"
-            % (res.get("result"), p.returncode, want, sorted(failed) or "none"))
-    c.check(name + " failing rows are the expected ones",
-            must_fail <= failed and failed <= (must_fail | may_fail)
-            and (want == "pass" or failed),
-            "failing %s, must fail %s, may fail %s" % (sorted(failed), sorted(must_fail),
-                                                       sorted(may_fail)))
+    must_fail, may_fail = expected_verdict(scenario, has_patched_only)
+    rows = res.get("thresholds", [])
+    failed = {r["metric"] for r in rows if r["status"] != "PASS"}
+    want = "fail" if failed else "pass"
+    c.check(name + " verdict consistent with its rows", res.get("result") == want,
+            "result %s (exit %d), failing rows: %s" % (res.get("result"), p.returncode,
+                                                      sorted(failed) or "none"))
+    c.check(name + " failing rows are the documented ones",
+            must_fail <= failed <= (must_fail | may_fail),
+            "failing %s; must fail %s; may fail %s" % (sorted(failed) or "none",
+                                                       sorted(must_fail) or "none",
+                                                       sorted(may_fail) or "none"))
+    for r in rows:
+        if r["metric"] in may_fail and r["status"] != "PASS":
+            print("NOTE %s %s: %s %s observed %s (allowed, see assert_devmemtop.py)"
+                  % (c.prefix, name, r["metric"], r["expr"], r["observed"]))
 
 
 def snapshots(path):
