@@ -32,14 +32,6 @@ DEVMEMTOP = os.environ.get("DEVMEMTOP_BIN", os.path.join(REPO, "build", "devmemt
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
 
 
-# binding.alloc_niovs (lab-bulk.yaml: count > 1000, "the run moved data
-# through the binding") depends on how well the page pool recycles, not on
-# the kernel: measured 309..2628 net_iovs on baseline and 256..2496 on
-# patched for the same 64 MiB. It is reported but allowed to fail until the
-# spec's threshold is revisited.
-FLAKY_BULK = {"binding.alloc_niovs"}
-
-
 def expected_verdict(scenario, has_patched_only):
     """(rows that must FAIL, rows that may FAIL), from the spec headers;
     every other row must PASS. The gate's result must be "fail" exactly
@@ -47,9 +39,9 @@ def expected_verdict(scenario, has_patched_only):
     if scenario == "bulk":
         if has_patched_only:
             # 0004 freelist + 0005 bulk refill: refills of up to 64 net_iovs
-            return set(), set(FLAKY_BULK)
+            return set(), set()
         # gen_pool kernel: one net_iov per provider call
-        return {"pool.refill_batch", "binding.niovs_per_call"}, set(FLAKY_BULK)
+        return {"pool.refill_batch", "binding.niovs_per_call"}, set()
     if scenario == "exhaust":
         # at 100 % occupancy free_niovs is 0, so its "min > 0" row fails too
         return {"binding.alloc_failures", "binding.occupancy", "binding.free_niovs"}, set()
