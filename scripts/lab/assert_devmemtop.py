@@ -27,6 +27,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from assert_lab import Checks  # noqa: E402  one PASS/FAIL/SKIP printer for the lab
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEVMEMTOP = os.environ.get("DEVMEMTOP_BIN", os.path.join(REPO, "build", "devmemtop"))
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
@@ -49,24 +52,6 @@ def expected_verdict(scenario, has_patched_only):
         # tokens are still held at unbind, so the pool is a zombie then
         return {"binding.out_at_unbind", "pool.zombies"}, set()
     return None
-
-
-class Checks:
-    def __init__(self, prefix):
-        self.prefix = prefix
-        self.n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-
-    def check(self, name, ok, detail="", hint=""):
-        """detail: the measured values, printed always; hint: printed on FAIL."""
-        st = "PASS" if ok else "FAIL"
-        self.n[st] += 1
-        text = "; ".join(x for x in (detail, "" if ok else hint) if x)
-        print("%s %s %s%s" % (st, self.prefix, name, (": " + text) if text else ""))
-        return ok
-
-    def skip(self, name, reason):
-        self.n["SKIP"] += 1
-        print("SKIP %s %s: %s" % (self.prefix, name, reason))
 
 
 def last_json(path):
