@@ -3,6 +3,52 @@
 #include <string.h>
 #include "hist.h"
 
+/*
+ * Both histogram types are "slots[n], count, sum": the arithmetic on them
+ * is shared, only the meaning of a slot differs.
+ */
+static void slots_merge(uint64_t *dst, const uint64_t *src, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+/* dst = a - b; -EINVAL unless every slot of b is <= a's (b a prefix of a) */
+static int slots_sub(uint64_t *dst, const uint64_t *a, const uint64_t *b, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (a[i] < b[i])
+			return -EINVAL;
+	for (unsigned int i = 0; i < n; i++)
+		dst[i] = a[i] - b[i];
+	return 0;
+}
+
+/* Index of the slot holding the nearest-rank q quantile; -errno if none. */
+static int slots_quantile(const uint64_t *slots, unsigned int n, uint64_t count, double q)
+{
+	uint64_t seen = 0, want;
+	double r;
+
+	if (!count)
+		return -ENODATA;
+	if (q < 0 || q > 1)
+		return -EINVAL;
+	/* the smallest rank r with r >= q * count, at least 1 */
+	r = q * (double)count;
+	want = (uint64_t)r;
+	if ((double)want < r)
+		want++;
+	if (!want)
+		want = 1;
+	for (unsigned int i = 0; i < n; i++) {
+		seen += slots[i];
+		if (seen >= want)
+			return i;
+	}
+	return n - 1;
+}
+
 uint64_t hist_log2_bound(unsigned int k)
 {
 	if (k >= 64)
@@ -30,8 +76,7 @@ void hist_log2_add(struct hist_log2 *h, uint64_t v, uint64_t n)
 
 void hist_log2_merge(struct hist_log2 *dst, const struct hist_log2 *src)
 {
-	for (unsigned int i = 0; i < DMT_LOG2_SLOTS; i++)
-		dst->slots[i] += src->slots[i];
+	slots_merge(dst->slots, src->slots, DMT_LOG2_SLOTS);
 	dst->count += src->count;
 	dst->sum += src->sum;
 }
@@ -40,47 +85,22 @@ int hist_log2_sub(struct hist_log2 *dst, const struct hist_log2 *a, const struct
 {
 	struct hist_log2 r;
 
-	if (a->count < b->count || a->sum < b->sum)
+	if (a->count < b->count || a->sum < b->sum ||
+	    slots_sub(r.slots, a->slots, b->slots, DMT_LOG2_SLOTS))
 		return -EINVAL;
-	for (unsigned int i = 0; i < DMT_LOG2_SLOTS; i++) {
-		if (a->slots[i] < b->slots[i])
-			return -EINVAL;
-		r.slots[i] = a->slots[i] - b->slots[i];
-	}
 	r.count = a->count - b->count;
 	r.sum = a->sum - b->sum;
 	*dst = r;
 	return 0;
 }
 
-static uint64_t rank_of(uint64_t count, double q)
-{
-	/* nearest-rank: the smallest rank r with r >= q * count, at least 1 */
-	double r = q * (double)count;
-	uint64_t ri = (uint64_t)r;
-
-	if ((double)ri < r)
-		ri++;
-	return ri ? ri : 1;
-}
-
 int hist_log2_quantile(const struct hist_log2 *h, double q, uint64_t *out)
 {
-	uint64_t seen = 0, want;
+	int k = slots_quantile(h->slots, DMT_LOG2_SLOTS, h->count, q);
 
-	if (!h->count)
-		return -ENODATA;
-	if (q < 0 || q > 1)
-		return -EINVAL;
-	want = rank_of(h->count, q);
-	for (unsigned int i = 0; i < DMT_LOG2_SLOTS; i++) {
-		seen += h->slots[i];
-		if (seen >= want) {
-			*out = hist_log2_bound(i);
-			return 0;
-		}
-	}
-	*out = hist_log2_bound(DMT_LOG2_SLOTS - 1);
+	if (k < 0)
+		return k;
+	*out = hist_log2_bound(k);
 	return 0;
 }
 
@@ -112,8 +132,7 @@ void hist_batch_add(struct hist_batch *h, unsigned int v, uint64_t n)
 
 void hist_batch_merge(struct hist_batch *dst, const struct hist_batch *src)
 {
-	for (unsigned int i = 0; i <= DMT_BATCH_MAX; i++)
-		dst->slots[i] += src->slots[i];
+	slots_merge(dst->slots, src->slots, DMT_BATCH_MAX + 1);
 	dst->count += src->count;
 	dst->sum += src->sum;
 }
@@ -122,13 +141,9 @@ int hist_batch_sub(struct hist_batch *dst, const struct hist_batch *a, const str
 {
 	struct hist_batch r;
 
-	if (a->count < b->count || a->sum < b->sum)
+	if (a->count < b->count || a->sum < b->sum ||
+	    slots_sub(r.slots, a->slots, b->slots, DMT_BATCH_MAX + 1))
 		return -EINVAL;
-	for (unsigned int i = 0; i <= DMT_BATCH_MAX; i++) {
-		if (a->slots[i] < b->slots[i])
-			return -EINVAL;
-		r.slots[i] = a->slots[i] - b->slots[i];
-	}
 	r.count = a->count - b->count;
 	r.sum = a->sum - b->sum;
 	*dst = r;
@@ -137,21 +152,11 @@ int hist_batch_sub(struct hist_batch *dst, const struct hist_batch *a, const str
 
 int hist_batch_quantile(const struct hist_batch *h, double q, uint64_t *out)
 {
-	uint64_t seen = 0, want;
+	int k = slots_quantile(h->slots, DMT_BATCH_MAX + 1, h->count, q);
 
-	if (!h->count)
-		return -ENODATA;
-	if (q < 0 || q > 1)
-		return -EINVAL;
-	want = rank_of(h->count, q);
-	for (unsigned int i = 0; i <= DMT_BATCH_MAX; i++) {
-		seen += h->slots[i];
-		if (seen >= want) {
-			*out = i;
-			return 0;
-		}
-	}
-	*out = DMT_BATCH_MAX;
+	if (k < 0)
+		return k;
+	*out = k;
 	return 0;
 }
 
