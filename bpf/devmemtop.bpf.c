@@ -36,9 +36,11 @@ struct {
 	__type(value, struct dmt_pool);
 } pools SEC(".maps");
 
+/* mmap()ed by user space: a snapshot reads all slots without a syscall each */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, DMT_POOL_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct dmt_pool);
 } pool_slots SEC(".maps");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -90,6 +91,8 @@ struct collector {
 	struct devmemtop *skel;
 	struct btf *vmlinux;
 	struct ring_buffer *rb;
+	struct dmt_pool *slots;		/* pool_slots, mmap()ed */
+	size_t slots_len;
 	struct netdev_nl *nl;
 	char nl_why[128];
 	int stats_fd;
@@ -679,6 +682,15 @@ struct collector *collector__new(const struct collector_opts *opts)
 		c->mode = DMT_MODE_TP_ONLY;
 	coll_log(c, 1, "attach mode: %s", dmt_mode_name(c->mode));
 
+	c->slots_len = sizeof(struct dmt_pool) * DMT_POOL_SLOTS;
+	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bpf_map__fd(c->skel->maps.pool_slots), 0);
+	if (c->slots == MAP_FAILED) {
+		err = -errno;
+		c->slots = NULL;
+		snprintf(why, sizeof(why), "cannot map the pool table: %s", strerror(-err));
+		goto err_msg;
+	}
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), rb_event, c, NULL);
 	if (!c->rb) {
 		err = -errno;
@@ -823,6 +835,8 @@ static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct 
 	p->refill.sum = v->refill.sum;
 }
 
+#define READ_ONCE_U64(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
 static int pool_push(struct collector *c, struct dmt_snapshot *s, size_t *cap,
 		     const struct dmt_pool *v)
 {
@@ -841,24 +855,28 @@ static int pool_push(struct collector *c, struct dmt_snapshot *s, size_t *cap,
 
 static int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
-	static const struct dmt_pool zero;
 	int fd = bpf_map__fd(c->skel->maps.pools);
-	int slots_fd = bpf_map__fd(c->skel->maps.pool_slots);
 	__u64 key, next, *gone = NULL;
 	size_t n_gone = 0, cap = 0;
 	struct dmt_pool v;
 	int err = 0;
 
-	/* the id-indexed slots first, then the overflow hash */
+	/*
+	 * The id-indexed slots first, then the overflow hash. A slot is read
+	 * through the mapping: copy it first, the BPF side may be updating it.
+	 */
 	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++) {
-		if (bpf_map_lookup_elem(slots_fd, &i, &v) || !v.addr)
+		if (!READ_ONCE_U64(c->slots[i].addr))
+			continue;
+		memcpy(&v, &c->slots[i], sizeof(v));
+		if (!v.addr)
 			continue;
 		err = pool_push(c, s, &cap, &v);
 		if (err)
 			return err;
 		/* a destroyed pool is reported in this snapshot, then forgotten */
 		if (v.flags & DMT_POOL_GONE)
-			bpf_map_update_elem(slots_fd, &i, &zero, BPF_EXIST);
+			memset(&c->slots[i], 0, sizeof(c->slots[i]));
 	}
 	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
 	if (!gone)
@@ -1233,6 +1251,8 @@ void collector__free(struct collector *c)
 	for (size_t i = 0; i < N_PROGS; i++)
 		bpf_link__destroy(c->ps[i].link);
 	ring_buffer__free(c->rb);
+	if (c->slots)
+		munmap(c->slots, c->slots_len);
 	devmemtop__destroy(c->skel);
 	btf__free(c->vmlinux);
 	netdev_nl__free(c->nl);

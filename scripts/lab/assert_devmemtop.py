@@ -150,6 +150,62 @@ def inflight_vs_netlink(c, d):
             "devmemtop and netlink disagree" if bad else "no devmem pool")
 
 
+def fentry_vs_tracepoints(c, d):
+    """Two devmemtop instances watched the whole bulk run: the default one
+    (devmem tracepoints on these kernels) and one capped at -m fentry
+    (fentry/fexit on the devmem functions). At the idle, bound point their
+    last snapshots must agree on the binding and on the devmem pool."""
+    name = "devmemtop -m fentry agrees with the tracepoint mode"
+    tp = [s for s in snapshots(os.path.join(d, "devmemtop-live.json")) if s.get("bindings")]
+    fe = [s for s in snapshots(os.path.join(d, "devmemtop-fentry.json")) if s.get("bindings")]
+    if not fe:
+        c.check(name, False, hint="no -m fentry snapshot with a binding (see devmemtop-fentry.log)")
+        return
+    if not tp:
+        c.check(name, False, hint="no tracepoint-mode snapshot with a binding")
+        return
+    t, f = tp[-1], fe[-1]
+    c.check("devmemtop -m fentry runs in fentry mode", f.get("mode") == "fentry" and
+            f["metrics"]["binding_alloc_latency"]["available"],
+            "mode %s, alloc latency %s" % (f.get("mode"),
+                                          f["metrics"]["binding_alloc_latency"]))
+    tb = {b["id"]: b for b in t["bindings"]}
+    diffs, seen = [], []
+    for fb in f["bindings"]:
+        b = tb.get(fb["id"])
+        if b is None:
+            diffs.append("binding %s only in fentry mode" % fb["id"])
+            continue
+        for k in ("layout", "total_niovs", "free_niovs", "in_pools", "alloc_calls",
+                  "alloc_niovs", "alloc_failures", "dmabuf_size", "niov_size"):
+            if fb.get(k) != b.get(k):
+                diffs.append("binding %s %s: fentry %s, tracepoints %s" % (fb["id"], k, fb.get(k),
+                                                                       b.get(k)))
+        if not fb.get("alloc_calls") or fb.get("total_niovs") is None:
+            diffs.append("binding %s: fentry mode saw no provider call or no size (%s calls, "
+                         "total %s)" % (fb["id"], fb.get("alloc_calls"), fb.get("total_niovs")))
+        lat = fb["alloc_latency_ns"]["count"]
+        if lat != fb["alloc_calls"]:
+            diffs.append("binding %s: %s alloc latencies for %s provider calls"
+                         % (fb["id"], lat, fb["alloc_calls"]))
+        seen.append("binding %s: %s, %s/%s free, %s calls, %s niovs, alloc p50 %s ns"
+                    % (fb["id"], fb["layout"], fb["free_niovs"], fb["total_niovs"],
+                       fb["alloc_calls"], fb["alloc_niovs"], fb["alloc_latency_ns"]["p50"]))
+    tpools = {p["id"]: p for p in t["pools"] if p.get("binding_id") is not None}
+    for fp in (p for p in f["pools"] if p.get("binding_id") is not None):
+        p = tpools.get(fp["id"])
+        if p is None:
+            diffs.append("pool %s only in fentry mode" % fp["id"])
+            continue
+        for k in ("inflight", "holds", "releases", "binding_id", "kind"):
+            if fp.get(k) != p.get(k):
+                diffs.append("pool %s %s: fentry %s, tracepoints %s" % (fp["id"], k, fp.get(k),
+                                                                    p.get(k)))
+        if fp["refill_batch"]["sizes"] != p["refill_batch"]["sizes"]:
+            diffs.append("pool %s refill batches differ" % fp["id"])
+    c.check(name, bool(seen) and not diffs, "; ".join(seen), "; ".join(diffs))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -183,6 +239,7 @@ def main():
             gate(c, d, s, has_patched_only)
             if s == "bulk":
                 inflight_vs_netlink(c, d)
+                fentry_vs_tracepoints(c, d)
     print("devmemtop: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0
 

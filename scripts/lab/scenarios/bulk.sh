@@ -5,7 +5,9 @@
 # is present, a live `devmemtop --json` runs from before the bind; once
 # the receiver is idle and still bound (all tokens back), netlink
 # page-pool-get is dumped between two of its snapshots, so the pool's
-# inflight can be compared (assert_devmemtop.py).
+# inflight can be compared (assert_devmemtop.py). A second devmemtop runs
+# alongside with -m fentry: the same facts through fentry/fexit instead of
+# the devmem tracepoints, compared at the same idle point.
 # usage: bulk.sh OUTDIR   (in the lab guest; env LAB_BULK_SIZE=64M)
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -13,13 +15,28 @@ D=${1:?usage: bulk.sh OUTDIR}
 SIZE=${LAB_BULK_SIZE:-64M}
 mkdir -p $D
 
+# wait_lines FILE N: until FILE has N lines (a snapshot each), 60 s at most
+wait_lines() {
+	for i in $(seq 300); do
+		[ "$(wc -l <$1 2>/dev/null || echo 0)" -ge $2 ] && return 0
+		sleep 0.2
+	done
+	echo "bulk: $1 stuck below $2 lines" >&2
+}
+
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-before.json
 DMT=
+DMTF=
 if [ -x /lab/bin/devmemtop ]; then
 	devmemtop --json -i 500ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
 	DMT=$!
-	sleep 2		# programs attached before the pool exists
+	devmemtop --json -i 500ms -m fentry >$D/devmemtop-fentry.json \
+		2>$D/devmemtop-fentry.log &
+	DMTF=$!
+	# attached (a first snapshot printed) before the pool exists
+	wait_lines $D/devmemtop-live.json 1
+	wait_lines $D/devmemtop-fentry.json 1
 fi
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect $SIZE --idle-timeout 10000 --linger 30000 \
@@ -31,14 +48,20 @@ lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes $SIZE \
 	>$D/tx.json 2>$D/tx.log &
 TX=$!
 for i in $(seq 600); do grep -q lingering $D/rx.log 2>/dev/null && break; sleep 0.1; done
-# bound, idle, no token out: devmemtop snapshot, netlink, devmemtop snapshot
-[ -n "$DMT" ] && sleep 1.2
+# bound, idle, no token out: devmemtop snapshots, netlink, devmemtop snapshots
+if [ -n "$DMT" ]; then
+	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
+fi
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-bound.json
 if [ -n "$DMT" ]; then
-	sleep 1.2
-	kill -INT $DMT
+	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
+	kill -INT $DMT $DMTF
 	wait $DMT
 	echo $? >$D/devmemtop-live.rc
+	wait $DMTF
+	echo $? >$D/devmemtop-fentry.rc
 fi
 kill -USR1 $RX
 wait $RX
