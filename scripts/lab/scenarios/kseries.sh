@@ -191,7 +191,7 @@ ks_run() {
 		>$OUT/rx.json 2>$OUT/rx.log &
 	rx=$!
 	for i in $(seq 100); do grep -q listening $OUT/rx.log 2>/dev/null && break; sleep 0.1; done
-	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes $bytes \
+	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes $bytes --timeout 300 \
 		>$OUT/tx.json 2>$OUT/tx.log
 	txrc=$?
 	wait $rx
