@@ -412,23 +412,6 @@ static double log2_value(unsigned int slot, enum gate_op op, enum gate_bound *b)
 	return (double)hist_log2_bound(slot);
 }
 
-static int rank_slot(const uint64_t *slots, unsigned int n, uint64_t count, double q)
-{
-	double r = q * (double)count;
-	uint64_t want = (uint64_t)r, seen = 0;
-
-	if ((double)want < r)
-		want++;
-	if (!want)
-		want = 1;
-	for (unsigned int i = 0; i < n; i++) {
-		seen += slots[i];
-		if (seen >= want)
-			return i;
-	}
-	return n - 1;
-}
-
 static int lowest_slot(const uint64_t *slots, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -477,7 +460,8 @@ static void eval_hist(struct gate_result *r, enum gm_type t, const union accum *
 		r->observed = (double)sum / count;
 		return;
 	case GS_P:
-		slot = rank_slot(slots, n, count, th->q);
+		/* count > 0 here and the parser keeps q in (0, 1] */
+		slot = hist_slots_quantile(slots, n, count, th->q);
 		break;
 	case GS_MAX:
 		slot = highest_slot(slots, n);

@@ -24,8 +24,7 @@ static int slots_sub(uint64_t *dst, const uint64_t *a, const uint64_t *b, unsign
 	return 0;
 }
 
-/* Index of the slot holding the nearest-rank q quantile; -errno if none. */
-static int slots_quantile(const uint64_t *slots, unsigned int n, uint64_t count, double q)
+int hist_slots_quantile(const uint64_t *slots, unsigned int n, uint64_t count, double q)
 {
 	uint64_t seen = 0, want;
 	double r;
@@ -96,7 +95,7 @@ int hist_log2_sub(struct hist_log2 *dst, const struct hist_log2 *a, const struct
 
 int hist_log2_quantile(const struct hist_log2 *h, double q, uint64_t *out)
 {
-	int k = slots_quantile(h->slots, DMT_LOG2_SLOTS, h->count, q);
+	int k = hist_slots_quantile(h->slots, DMT_LOG2_SLOTS, h->count, q);
 
 	if (k < 0)
 		return k;
@@ -152,7 +151,7 @@ int hist_batch_sub(struct hist_batch *dst, const struct hist_batch *a, const str
 
 int hist_batch_quantile(const struct hist_batch *h, double q, uint64_t *out)
 {
-	int k = slots_quantile(h->slots, DMT_BATCH_MAX + 1, h->count, q);
+	int k = hist_slots_quantile(h->slots, DMT_BATCH_MAX + 1, h->count, q);
 
 	if (k < 0)
 		return k;

@@ -28,6 +28,13 @@ struct hist_batch {
 	uint64_t sum;
 };
 
+/*
+ * Index of the slot holding the nearest-rank q quantile (the smallest rank
+ * r >= q * count, at least 1) of any slot array; -ENODATA when count is 0,
+ * -EINVAL when q is outside [0, 1].
+ */
+int hist_slots_quantile(const uint64_t *slots, unsigned int n, uint64_t count, double q);
+
 /* Upper bound of log2 slot k (1 for slot 0). */
 uint64_t hist_log2_bound(unsigned int k);
 /* Slot a value falls in. */
