@@ -68,7 +68,10 @@ dh = after["holds"] - before["holds"]
 dr = after["releases"] - before["releases"]
 ph, pr = perf["page_pool_state_hold"], perf["page_pool_state_release"]
 print("pool %s: devmemtop +%d holds +%d releases; perf %d holds %d releases" % (addr, dh, dr, ph, pr))
-assert ph > 10000, "too little traffic through the page_pool: %d holds" % ph
+# holds count pages newly taken from the page allocator: how many a stream
+# needs depends on how well the pool recycles (measured 6.5k..740k for the
+# same 5 s stream, idle vs loaded host), so only ask for one full refill
+assert ph >= 64, "too little traffic through the page_pool: %d holds" % ph
 # both windows span the whole burst between two quiet points
 for name, ours, oracle in (("holds", dh, ph), ("releases", dr, pr)):
     assert abs(ours - oracle) <= max(5, 0.001 * oracle), "%s: devmemtop %d vs perf %d" % (name, ours, oracle)
