@@ -158,7 +158,6 @@ static __always_inline __u32 pool_provider(const struct page_pool *pool, struct 
 	if (!bpf_core_field_exists(p->mp_ops))
 		return DMT_POOL_DEVMEM;
 	ops = BPF_CORE_READ(p, mp_ops);
-	v->mp_ops = (__u64)ops;
 	if (!ops)
 		return DMT_POOL_DEVMEM;
 	fn = (__u64)BPF_CORE_READ(ops, alloc_netmems);
@@ -568,15 +567,10 @@ int BPF_PROG(binding_free_entry, void *arg)
 	struct net_devmem_dmabuf_binding *b = arg;
 	struct dmt_binding *v;
 
-	if (binding_free_takes_work) {
-		struct net_devmem_dmabuf_binding___unbind_w *u;
-
+	if (binding_free_takes_work)
 		b = (void *)((char *)arg -
 			     bpf_core_field_offset(struct net_devmem_dmabuf_binding___unbind_w,
 						   unbind_w));
-		u = (void *)b;
-		(void)u;
-	}
 	v = binding_get(b, BPF_CORE_READ(b, id));
 	if (!v)
 		return 0;

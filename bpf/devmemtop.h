@@ -52,7 +52,6 @@ enum dmt_pool_flags {
 /* One page_pool, keyed by its kernel address. */
 struct dmt_pool {
 	__u64 addr;
-	__u64 mp_ops;		/* provider ops pointer, 0 for plain pages */
 	__u64 mp_priv;		/* devmem: the binding */
 	__u64 first_ns;
 	__u64 last_ns;

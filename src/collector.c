@@ -100,8 +100,8 @@ struct collector {
 	enum dmt_attach_mode mode;
 	struct prog_state ps[N_PROGS];
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
-	uint64_t devmem_ops;	/* mp_dmabuf_devmem_alloc_netmems */
-	uint64_t io_uring_ops;	/* io_pp_zc_alloc_netmems */
+	uint64_t devmem_alloc_fn;	/* mp_dmabuf_devmem_alloc_netmems */
+	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
 
 	struct pool_prev *prev;
 	size_t n_prev;
@@ -363,13 +363,13 @@ static void read_kallsyms(struct collector *c)
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
 			continue;
 		if (!strcmp(name, "mp_dmabuf_devmem_alloc_netmems"))
-			c->devmem_ops = addr;
+			c->devmem_alloc_fn = addr;
 		else if (!strcmp(name, "io_pp_zc_alloc_netmems"))
-			c->io_uring_ops = addr;
+			c->io_uring_alloc_fn = addr;
 	}
 	fclose(f);
 	coll_log(c, 2, "kallsyms: mp_dmabuf_devmem_alloc_netmems=%#llx io_pp_zc_alloc_netmems=%#llx",
-	     (unsigned long long)c->devmem_ops, (unsigned long long)c->io_uring_ops);
+	     (unsigned long long)c->devmem_alloc_fn, (unsigned long long)c->io_uring_alloc_fn);
 }
 
 /* Does __net_devmem_dmabuf_binding_free() take a work_struct? */
@@ -419,8 +419,8 @@ static int open_and_load(struct collector *c)
 		c->skel = devmemtop__open_opts(&oo);
 		if (!c->skel)
 			return -errno ? -errno : -ENOMEM;
-		c->skel->rodata->devmem_alloc_fn = c->devmem_ops;
-		c->skel->rodata->io_uring_alloc_fn = c->io_uring_ops;
+		c->skel->rodata->devmem_alloc_fn = c->devmem_alloc_fn;
+		c->skel->rodata->io_uring_alloc_fn = c->io_uring_alloc_fn;
 		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
 		c->skel->rodata->use_devmem_tp = false;
 		for (size_t i = 0; i < N_PROGS; i++) {
