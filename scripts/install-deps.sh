@@ -13,7 +13,8 @@ BUILD=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 # tests on the host: test bed, oracles, test libraries
 TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       prometheus curl libxml2-utils libclang-rt-14-dev
-      python3-yaml strace systemd)	# exporter tests: rule parsing, unit checks
+      python3-yaml strace systemd	# exporter tests: rule parsing, unit checks
+      ethtool)			# NIC kit test (scripts/nic/validate.sh)
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync)
@@ -38,9 +39,9 @@ fi
 echo "install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # a fresh machine has no package lists yet; refresh them when a look-up fails
-if ! apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/install-deps.log 2>&1; then
-	apt-get update >>/tmp/install-deps.log 2>&1
-	apt-get install -y --no-install-recommends "${missing[@]}" >>/tmp/install-deps.log 2>&1 || {
+if ! apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends "${missing[@]}" >/tmp/install-deps.log 2>&1; then
+	apt-get update -o DPkg::Lock::Timeout=300 >>/tmp/install-deps.log 2>&1
+	apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends "${missing[@]}" >>/tmp/install-deps.log 2>&1 || {
 		echo "install-deps.sh: apt-get install failed, see /tmp/install-deps.log" >&2
 		tail -5 /tmp/install-deps.log >&2
 		exit 1
