@@ -126,12 +126,14 @@ deps:
 
 install: all
 	install -D -m 0755 $(OUTPUT)/devmemtop $(DESTDIR)$(BINDIR)/devmemtop
+	install -D -m 0644 man/devmemtop.8 $(DESTDIR)$(MANDIR)/man8/devmemtop.8
 	install -d $(DESTDIR)$(DATADIR)/dashboards $(DESTDIR)$(DATADIR)/specs
 	$(if $(wildcard dashboards/*),install -m 0644 $(wildcard dashboards/*.json dashboards/*.yml) $(DESTDIR)$(DATADIR)/dashboards/)
 	$(if $(wildcard specs/*.yaml),install -m 0644 $(wildcard specs/*.yaml) $(DESTDIR)$(DATADIR)/specs/)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/devmemtop
+	rm -f $(DESTDIR)$(MANDIR)/man8/devmemtop.8
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:

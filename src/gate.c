@@ -43,7 +43,9 @@ static void gate_usage(FILE *f)
 		"      --check               only parse the spec, then exit 0 or 2\n"
 		"      --list-metrics        print the metric vocabulary\n"
 		"  -v, --verbose             more logging (repeat for more)\n"
-		"  -h, --help                this text\n");
+		"  -h, --help                this text\n"
+		"\n"
+		"Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 }
 
 struct gate_args {

@@ -39,7 +39,9 @@ static void record_usage(FILE *f)
 		"  -l, --linger D         after the command exits, keep recording for D (to\n"
 		"                         see pools and bindings torn down asynchronously)\n"
 		"  -v, --verbose          more logging\n"
-		"  -h, --help             this text\n");
+		"  -h, --help             this text\n"
+		"\n"
+		"Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 }
 
 static int rec_snapshot(void *ctx, const struct dmt_snapshot *s)
@@ -497,7 +499,8 @@ int cmd_report(int argc, char **argv)
 			       "availability, events, pool and binding tables and histograms.\n"
 			       "--json prints every snapshot instead, one JSON object a line, in\n"
 			       "the schema of 'devmemtop --json' (docs/json-schema.md).\n"
-			       "Exits 1 when the file is damaged (after printing what it could read).\n");
+			       "Exits 1 when the file is damaged (after printing what it could read).\n\n"
+			       "Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--no-events")) {
 			quiet_events = true;

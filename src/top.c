@@ -51,7 +51,8 @@ static void usage(FILE *f)
 "  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
 "  -h, --help           this help\n\n"
 "Keys in the live view: q quit, s next sort key, 1-5 sort by holds/inflight/id/\n"
-"batch/iface, p pause, h or ? help.\n");
+"batch/iface, p pause, h or ? help.\n\n"
+"Full manual: man devmemtop (devmemtop(8)).\n");
 }
 
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t errlen)
