@@ -46,7 +46,7 @@ LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all clean install uninstall check check-all test run unit-tests integration-tests vmtest \
+.PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest \
 	test-assets bench-assets \
 	bench fuzz deps
 
@@ -114,6 +114,13 @@ run:
 	$(Q)scripts/install-deps.sh --run
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/devmemtop $(ARGS)
+
+# The live view on the host test bed (veth + XDP_PASS + TCP stream), torn
+# down when the view exits. Root; ARGS as for run.
+demo:
+	$(Q)scripts/install-deps.sh --run
+	$(Q)$(MAKE) --no-print-directory all test-assets
+	$(Q)scripts/demo.sh $(ARGS)
 
 check test:
 	$(Q)scripts/install-deps.sh --lab

@@ -477,6 +477,11 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	}
 	lines_add(l, "%s", "");
 	l->header_lines = l->n;
+	/* nothing to show at all: say how to get traffic, not two empty tables */
+	if (!s->n_pools && !s->n_bindings && !o->iface[0] && !o->binding) {
+		lines_add(l, "%s", TOP_NO_POOL_HINT);
+		goto events;
+	}
 
 	lines_add(l, "%-5s %-10s %6s %5s %8s %8s %8s %8s %6s %9s %6s %8s %8s %8s %6s",
 		  "BIND", "IFACE", "SIZE", "NIOV", "TOTAL", "FREE", "INPOOLS", "SOCKETS", "OCC%",
@@ -541,6 +546,7 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 			  p->release_rate, (long long)p->inflight, b50, bmax,
 			  dmt_attr_src_name(p->attr_src));
 	}
+events:
 	if (ev && ev->n) {
 		lines_add(l, "%s", "");
 		lines_add(l, "EVENTS");
