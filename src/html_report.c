@@ -430,8 +430,9 @@ static void polyline(FILE *f, const struct html_run *r, enum series_id id, const
 	if (n == 1) {	/* one point draws no line: mark it */
 		for (size_t i = 0; i < r->n_pts; i++)
 			if (pt_value(&r->pts[i], id, &v))
-				fprintf(f, "<circle class=\"dot %s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n",
-					cls, ML + r->pts[i].t / tmax * pw, MT + ph - (v / vmax) * ph);
+				fprintf(f, "<circle class=\"dot %s\" cx=\"%.1f\" cy=\"%.1f\" "
+					"r=\"3\"/>\n", cls, ML + r->pts[i].t / tmax * pw,
+					MT + ph - (v / vmax) * ph);
 	}
 }
 
@@ -529,7 +530,8 @@ static void chart_bars(FILE *f, const struct bars *b)
 	char lab[32];
 
 	for (size_t i = 0; i < b->n; i++) {
-		double c = pct ? (b->cand_total ? 100.0 * b->cand[i] / b->cand_total : 0) : b->cand[i];
+		double c = !pct ? b->cand[i] :
+			   b->cand_total ? 100.0 * b->cand[i] / b->cand_total : 0;
 		double s = pct && b->base_total ? 100.0 * b->base[i] / b->base_total : 0;
 
 		vmax = fmax(vmax, fmax(c, s));
@@ -555,7 +557,8 @@ static void chart_bars(FILE *f, const struct bars *b)
 	}
 	for (size_t i = 0; i < b->n; i++) {
 		double x = ML + i * gw + (gw - (pct ? 2 * bw : bw)) / 2;
-		double c = pct ? (b->cand_total ? 100.0 * b->cand[i] / b->cand_total : 0) : b->cand[i];
+		double c = !pct ? b->cand[i] :
+			   b->cand_total ? 100.0 * b->cand[i] / b->cand_total : 0;
 		double h = vmax ? c / vmax * ph : 0;
 
 		fprintf(f, "<rect class=\"bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
@@ -897,7 +900,8 @@ static void fact(const struct html_run *r, enum fact k, char *buf, size_t len)
 			 r->drops ? " (events are missing)" : "");
 		break;
 	case F_COMMAND:
-		snprintf(buf, len, "%s", r->have_meta && r->meta.cmdline[0] ? r->meta.cmdline : "-");
+		snprintf(buf, len, "%s",
+			 r->have_meta && r->meta.cmdline[0] ? r->meta.cmdline : "-");
 		break;
 	case F_STATUS:
 		snprintf(buf, len, "%s", r->error[0] ? r->error : "complete");
@@ -1188,7 +1192,8 @@ int html_report__cmd(const char *path, const char *baseline, const char *out, bo
 		return 2;
 	}
 	if (text_opts) {
-		fprintf(stderr, "devmemtop report: --html does not combine with --json or --no-events\n");
+		fprintf(stderr,
+			"devmemtop report: --html does not combine with --json or --no-events\n");
 		return 2;
 	}
 	rc = html_run__read(path, &cand, err, sizeof(err));

@@ -293,7 +293,8 @@ static void cut(char *s, int cols)
 	}
 }
 
-static void add(struct pane *p, int bold, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(struct pane *p, int bold, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void add(struct pane *p, int bold, const char *fmt, ...)
 {
