@@ -349,8 +349,11 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 	}
 	memcpy(avail, m->avail, sizeof(m->avail));
 	if (gate_html) {
+		char src[1100];
+
+		snprintf(src, sizeof(src), "recording %s", a->from);
 		html_run__meta(gate_html, m);
-		html_run__set_source(gate_html, a->from);
+		html_run__set_source(gate_html, src);
 	}
 	snprintf(rep->kernel, sizeof(rep->kernel), "%s", m->kernel);
 	snprintf(rep->mode, sizeof(rep->mode), "%s", dmt_mode_name(m->mode));
