@@ -46,7 +46,7 @@ LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all clean install uninstall check check-all test run unit-tests integration-tests vmtest \
+.PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest \
 	test-assets bench-assets \
 	bench fuzz deps
 
@@ -115,6 +115,13 @@ run:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/devmemtop $(ARGS)
 
+# The live view on the host test bed (veth + XDP_PASS + TCP stream), torn
+# down when the view exits. Root; ARGS as for run.
+demo:
+	$(Q)scripts/install-deps.sh --run
+	$(Q)$(MAKE) --no-print-directory all test-assets
+	$(Q)scripts/demo.sh $(ARGS)
+
 check test:
 	$(Q)scripts/install-deps.sh --lab
 	$(Q)$(MAKE) --no-print-directory check-all
@@ -126,12 +133,14 @@ deps:
 
 install: all
 	install -D -m 0755 $(OUTPUT)/devmemtop $(DESTDIR)$(BINDIR)/devmemtop
+	install -D -m 0644 man/devmemtop.8 $(DESTDIR)$(MANDIR)/man8/devmemtop.8
 	install -d $(DESTDIR)$(DATADIR)/dashboards $(DESTDIR)$(DATADIR)/specs
 	$(if $(wildcard dashboards/*),install -m 0644 $(wildcard dashboards/*.json dashboards/*.yml) $(DESTDIR)$(DATADIR)/dashboards/)
 	$(if $(wildcard specs/*.yaml),install -m 0644 $(wildcard specs/*.yaml) $(DESTDIR)$(DATADIR)/specs/)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/devmemtop
+	rm -f $(DESTDIR)$(MANDIR)/man8/devmemtop.8
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:

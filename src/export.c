@@ -495,7 +495,8 @@ static void usage(FILE *f)
 		"      --once               watch for one interval, print one scrape, exit\n"
 		"      --list-metrics       print every metric the exporter can emit and exit\n"
 		"  -v, --verbose            more logging (twice: HTTP errors too)\n"
-		"  -h, --help               this help\n",
+		"  -h, --help               this help\n\n"
+		"Full manual: man devmemtop (devmemtop(8)); docs/exporter.md.\n",
 		EXPORT_DEFAULT_LISTEN);
 }
 

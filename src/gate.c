@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "gate_eval.h"
 #include "gate_spec.h"
+#include "html_report.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
@@ -39,11 +40,14 @@ static void gate_usage(FILE *f)
 		"      --json FILE           write the result as JSON (usable as a baseline)\n"
 		"      --record FILE         also write the run as a recording (live runs)\n"
 		"      --baseline FILE       a previous --json result to compare with\n"
+		"      --html FILE           write an HTML page: thresholds, time series, histograms\n"
 		"      --max-regression P    allowed regression vs the baseline (default 10%%)\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"
 		"      --list-metrics        print the metric vocabulary\n"
 		"  -v, --verbose             more logging (repeat for more)\n"
-		"  -h, --help                this text\n");
+		"  -h, --help                this text\n"
+		"\n"
+		"Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 }
 
 struct gate_args {
@@ -53,6 +57,7 @@ struct gate_args {
 	const char *json;
 	const char *baseline;
 	const char *record;
+	const char *html;
 	double max_regression;
 	uint64_t duration_ns;
 	uint64_t interval_ns;
@@ -86,6 +91,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		{ "json", required_argument, NULL, 'j' },
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "record", required_argument, NULL, 'r' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "max-regression", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "list-metrics", no_argument, NULL, 'L' },
@@ -106,6 +112,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		case 'j': a->json = optarg; break;
 		case 'b': a->baseline = optarg; break;
 		case 'r': a->record = optarg; break;
+		case 'H': a->html = optarg; break;
 		case 'c': a->check_only = true; break;
 		case 'v': dmt_verbosity++; break;
 		case 'h': gate_usage(stdout); return 1;
@@ -201,6 +208,9 @@ static void gate_error(const struct gate_args *a, const char *name, const char *
 			strerror(-err));
 }
 
+/* --html: the run as html_report.h sees it, or NULL */
+static struct html_run *gate_html;
+
 struct live_ctx {
 	struct gate_eval *ev;
 	struct recorder *rec;	/* --record, or NULL */
@@ -211,6 +221,8 @@ static int live_snapshot(void *ctx, const struct dmt_snapshot *s)
 	struct live_ctx *x = ctx;
 	int err = gate_eval__add(x->ev, s);
 
+	if (!err && gate_html)
+		err = html_run__add(gate_html, s);
 	if (!err && x->rec)
 		err = recorder__snapshot(x->rec, s);
 	return err;
@@ -267,6 +279,8 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	ro.duration_ns = a->duration_ns;
 	ro.linger_ns = a->linger_ns;
 	ro.cmd = a->cmd;
+	if (gate_html)
+		html_run__live(gate_html, first, ro.interval_ns, ro.cmd);
 	if (a->record) {
 		x.rec = recorder__open(a->record, c, first, ro.interval_ns, ro.cmd);
 		if (!x.rec) {
@@ -334,6 +348,13 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 		goto free_r;
 	}
 	memcpy(avail, m->avail, sizeof(m->avail));
+	if (gate_html) {
+		char src[1100];
+
+		snprintf(src, sizeof(src), "recording %s", a->from);
+		html_run__meta(gate_html, m);
+		html_run__set_source(gate_html, src);
+	}
 	snprintf(rep->kernel, sizeof(rep->kernel), "%s", m->kernel);
 	snprintf(rep->mode, sizeof(rep->mode), "%s", dmt_mode_name(m->mode));
 	err = gate_eval__check_avail(spec, m->avail, why, sizeof(why));
@@ -342,9 +363,13 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 		goto free_r;
 	}
 	while ((ret = rec_reader__next(r, &it)) > 0) {
+		if (it.type == REC_EVENT && gate_html)
+			html_run__event(gate_html, &it.ev);
 		if (it.type != REC_SNAPSHOT)
 			continue;
 		err = gate_eval__add(ev, it.snap);
+		if (!err && gate_html)
+			err = html_run__add(gate_html, it.snap);
 		snapshot__free(it.snap);
 		if (err) {
 			gate_error(a, spec->name, "%s", strerror(-err));
@@ -353,6 +378,8 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 	}
 	if (ret < 0)
 		snprintf(rep->error, sizeof(rep->error), "%s", rec_reader__error(r));
+	if (ret < 0 && gate_html)
+		html_run__set_error(gate_html, rec_reader__error(r));
 	err = 0;
 free_r:
 	rec_reader__free(r);
@@ -388,7 +415,9 @@ int cmd_gate(int argc, char **argv)
 		goto free_spec;
 	}
 	ev = gate_eval__new(spec);
-	if (!ev) {
+	if (a.html)
+		gate_html = html_run__new();
+	if (!ev || (a.html && !gate_html)) {
 		fprintf(stderr, "devmemtop gate: out of memory\n");
 		ret = EXIT_GATE_ERROR;
 		goto free_spec;
@@ -436,10 +465,16 @@ int cmd_gate(int argc, char **argv)
 		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.json, strerror(-werr));
 		ret = EXIT_GATE_ERROR;
 	}
+	if (a.html && (werr = html_report__write(a.html, gate_html, NULL, &rep))) {
+		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.html, strerror(-werr));
+		ret = EXIT_GATE_ERROR;
+	}
 	if (rep.error[0])
 		fprintf(stderr, "devmemtop gate: %s\n", rep.error);
 	gate_report__fini(&rep);
 free_eval:
+	html_run__free(gate_html);
+	gate_html = NULL;
 	gate_eval__free(ev);
 free_spec:
 	gate_spec__free(spec);

@@ -25,7 +25,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\n'devmemtop COMMAND --help' describes a command's options.\n"
-		   "Without a command, devmemtop runs 'top' with the given options.\n");
+		   "Without a command, devmemtop runs 'top' with the given options.\n"
+		   "Full manual: man devmemtop (devmemtop(8)).\n");
 }
 
 int main(int argc, char **argv)

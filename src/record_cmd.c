@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include "commands.h"
 #include "gate_spec.h"
+#include "html_report.h"
 #include "json_out.h"
 #include "record.h"
 #include "recorder.h"
@@ -39,7 +40,9 @@ static void record_usage(FILE *f)
 		"  -l, --linger D         after the command exits, keep recording for D (to\n"
 		"                         see pools and bindings torn down asynchronously)\n"
 		"  -v, --verbose          more logging\n"
-		"  -h, --help             this text\n");
+		"  -h, --help             this text\n"
+		"\n"
+		"Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 }
 
 static int rec_snapshot(void *ctx, const struct dmt_snapshot *s)
@@ -487,22 +490,33 @@ int cmd_report(int argc, char **argv)
 	struct rec_reader *rd;
 	bool quiet_events = false, printed_hdr = false, json = false;
 	struct rec_item it;
-	const char *path = NULL;
+	const char *path = NULL, *html = NULL, *baseline = NULL;
 	int ret, err = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("Usage: devmemtop report [--no-events | --json] FILE\n\n"
+			printf("Usage: devmemtop report [--no-events | --json] FILE\n"
+			       "       devmemtop report FILE --html OUT [--baseline BASE]\n\n"
 			       "Print a recording made by 'devmemtop record': header, metric\n"
 			       "availability, events, pool and binding tables and histograms.\n"
 			       "--json prints every snapshot instead, one JSON object a line, in\n"
 			       "the schema of 'devmemtop --json' (docs/json-schema.md).\n"
-			       "Exits 1 when the file is damaged (after printing what it could read).\n");
+			       "--html OUT writes one self-contained HTML page (facts, time series,\n"
+			       "every histogram as bars); --baseline BASE overlays another recording.\n"
+			       "Exits 1 when the file is damaged (after printing what it could read).\n\n"
+			       "Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--no-events")) {
 			quiet_events = true;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = true;
+		} else if (!strcmp(argv[i], "--html") || !strcmp(argv[i], "--baseline")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "devmemtop report: %s needs a file\n", argv[i]);
+				return 2;
+			}
+			*(argv[i][2] == 'h' ? &html : &baseline) = argv[i + 1];
+			i++;
 		} else if (argv[i][0] == '-' || path) {
 			fprintf(stderr, "devmemtop report: unexpected argument '%s' "
 				"(usage: devmemtop report [--no-events | --json] FILE)\n", argv[i]);
@@ -515,6 +529,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "devmemtop report: which recording? (usage: devmemtop report FILE)\n");
 		return 2;
 	}
+	if (html || baseline)
+		return html_report__cmd(path, baseline, html, json || quiet_events);
 	rd = rec_reader__open(path);
 	if (!rd) {
 		fprintf(stderr, "devmemtop report: cannot open %s: %s\n", path, strerror(errno));

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "json_out.h"
 #include "top.h"
+#include "top_detail.h"
 #include "util.h"
 
 static volatile sig_atomic_t exiting;
@@ -51,7 +52,8 @@ static void usage(FILE *f)
 "  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
 "  -h, --help           this help\n\n"
 "Keys in the live view: q quit, s next sort key, 1-5 sort by holds/inflight/id/\n"
-"batch/iface, p pause, h or ? help.\n");
+"batch/iface, p pause, h or ? help.\n\n"
+"Full manual: man devmemtop (devmemtop(8)).\n");
 }
 
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t errlen)
@@ -365,7 +367,27 @@ struct lines {
 	char **v;
 	size_t n;
 	int header_lines;	/* lines before the tables */
+	struct top_sel *rows;	/* selectable rows, in order, and their lines */
+	size_t *row_line;
+	size_t n_rows;
 };
+
+/* The line just added is a binding's or a pool's row (selectable). */
+static void lines_row(struct lines *l, enum top_sel_kind kind, uint32_t id, uint64_t addr)
+{
+	struct top_sel *nr = realloc(l->rows, (l->n_rows + 1) * sizeof(*nr));
+	size_t *nl;
+
+	if (nr)
+		l->rows = nr;
+	nl = realloc(l->row_line, (l->n_rows + 1) * sizeof(*nl));
+	if (nl)
+		l->row_line = nl;
+	if (!nr || !nl || !l->n)
+		return;
+	l->rows[l->n_rows] = (struct top_sel){ kind, id, addr };
+	l->row_line[l->n_rows++] = l->n - 1;
+}
 
 static void lines_add(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -392,6 +414,8 @@ static void lines_free(struct lines *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i]);
 	free(l->v);
+	free(l->rows);
+	free(l->row_line);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -476,6 +500,11 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	}
 	lines_add(l, "%s", "");
 	l->header_lines = l->n;
+	/* nothing to show at all: say how to get traffic, not two empty tables */
+	if (!s->n_pools && !s->n_bindings && !o->iface[0] && !o->binding) {
+		lines_add(l, "%s", TOP_NO_POOL_HINT);
+		goto events;
+	}
 
 	lines_add(l, "%-5s %-10s %6s %5s %8s %8s %8s %8s %6s %9s %6s %8s %8s %8s %6s",
 		  "BIND", "IFACE", "SIZE", "NIOV", "TOTAL", "FREE", "INPOOLS", "SOCKETS", "OCC%",
@@ -511,20 +540,21 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 			  b->id, b->ifname[0] ? b->ifname : "?", size, niov, tot, fr, inp, sock, occ,
 			  binding_alloc_rate(b, prev, s->interval_s), fails, a50, a99, f99, leak,
 			  b->alive ? (b->unbound ? " unbound" : "") : " freed");
+		lines_row(l, TOP_SEL_BINDING, b->id, 0);
 	}
 	lines_add(l, "%s", "");
-	lines_add(l, "%-6s %-12s %-10s %3s %6s %-6s %5s %-9s %9s %9s %9s %6s %6s %-10s",
+	lines_add(l, "%-6s %-12s %-12s %3s %6s %-6s %5s %-9s %9s %9s %9s %6s %6s %-10s",
 		  "POOL", "IFACE", "NETNS", "Q", "NAPI", "KIND", "BIND", "STATE", "HOLD/s", "REL/s",
 		  "INFLIGHT", "B.p50", "B.max", "SOURCE");
 	for (size_t i = 0; i < n_sel; i++) {
 		const struct dmt_pool_snap *p = sel[i];
-		char q[8], napi[16], bind[16], ns[16], b50[16], bmax[16];
+		char q[8], napi[16], bind[16], ns[64], b50[16], bmax[16];
 		uint64_t v;
 
 		snprintf(q, sizeof(q), p->queue >= 0 ? "%d" : "-", p->queue);
 		snprintf(napi, sizeof(napi), p->napi_id ? "%u" : "-", p->napi_id);
 		snprintf(bind, sizeof(bind), p->binding_id ? "%u" : "-", p->binding_id);
-		snprintf(ns, sizeof(ns), p->netns ? "%u" : "-", p->netns);
+		top_netns_name(p->netns, ns, sizeof(ns));	/* ip netns name, else inode */
 		if (!hist_batch_quantile(&p->refill, 0.5, &v))
 			snprintf(b50, sizeof(b50), "%llu", (unsigned long long)v);
 		else
@@ -534,12 +564,14 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 				 (unsigned long long)hist_batch_max(&p->refill));
 		else
 			snprintf(bmax, sizeof(bmax), "-");
-		lines_add(l, "%-6u %-12.12s %-10s %3s %6s %-6s %5s %-9s %9.0f %9.0f %9lld %6s %6s %-10s",
+		lines_add(l, "%-6u %-12.12s %-12.12s %3s %6s %-6s %5s %-9s %9.0f %9.0f %9lld %6s %6s %-10s",
 			  p->id, p->ifname[0] ? p->ifname : (p->ifindex ? "?" : "-"), ns, q, napi,
 			  dmt_kind_name(p->kind), bind, dmt_pool_state_name(p->state), p->hold_rate,
 			  p->release_rate, (long long)p->inflight, b50, bmax,
 			  dmt_attr_src_name(p->attr_src));
+		lines_row(l, TOP_SEL_POOL, p->id, p->addr);
 	}
+events:
 	if (ev && ev->n) {
 		lines_add(l, "%s", "");
 		lines_add(l, "EVENTS");
@@ -581,34 +613,43 @@ static int wait_batch(uint64_t deadline)
 	return 0;
 }
 
-static void draw(const struct lines *l, bool help)
+static void draw(const struct lines *l, bool help, const struct top_ui *tui,
+		 const struct dmt_snapshot *snap)
 {
+	size_t off = 0, sel_line = 0, y = 0;
 	int rows, cols;
 
 	getmaxyx(stdscr, rows, cols);
 	erase();
-	for (size_t i = 0; i < l->n && (int)i < rows - 1; i++) {
+	if (top_ui__detail_open(tui) && snap) {
+		top_ui__draw_detail(tui, snap);
+		goto bottom;
+	}
+	for (size_t r = 0; r < l->n_rows; r++)
+		if (top_ui__is_selected(tui, &l->rows[r]))
+			sel_line = l->row_line[r];
+	/* a selected row below the screen scrolls the tables, not the header */
+	if (sel_line && (int)sel_line >= rows - 1)
+		off = sel_line - (rows - 2);
+	for (size_t i = 0; i < l->n && (int)y < rows - 1; i++) {
+		if (i >= (size_t)l->header_lines && i < (size_t)l->header_lines + off)
+			continue;
 		if ((int)i < l->header_lines - 1)
 			attron(A_BOLD);
 		if (i >= (size_t)l->header_lines && (strncmp(l->v[i], "BIND ", 5) == 0 ||
 						     strncmp(l->v[i], "POOL ", 5) == 0))
 			attron(A_REVERSE);
-		mvaddnstr(i, 0, l->v[i], cols);
-		attroff(A_BOLD | A_REVERSE);
+		if (sel_line && i == sel_line)
+			attron(A_STANDOUT | A_BOLD);
+		mvaddnstr(y++, 0, l->v[i], cols);
+		attroff(A_BOLD | A_REVERSE | A_STANDOUT);
 	}
-	if (help) {
-		static const char *const h[] = {
-			"devmemtop keys",
-			"  q        quit",
-			"  s        next sort key",
-			"  1..5     sort by holds, inflight, id, batch, iface",
-			"  p        pause / resume refresh",
-			"  h or ?   toggle this help",
-		};
-		for (size_t i = 0; i < ARRAY_SIZE(h); i++)
-			mvaddnstr(3 + i, 4, h[i], cols - 4);
-	}
-	mvaddnstr(rows - 1, 0, "q quit  s sort  1-5 sort key  p pause  h help", cols);
+	if (help)
+		top_ui__draw_help();
+bottom:
+	if (help && top_ui__detail_open(tui))
+		top_ui__draw_help();
+	mvaddnstr(rows - 1, 0, top_ui__keys_line(tui), cols);
 	refresh();
 }
 
@@ -627,6 +668,7 @@ int cmd_top(int argc, char **argv)
 	struct dmt_snapshot *s = NULL, *prev = NULL;
 	struct ev_log evl = {};
 	struct collector *c = NULL;
+	struct top_ui *tui = NULL;
 	struct top_opts o;
 	bool ui, help = false, paused = false;
 	size_t matched = 0;
@@ -673,8 +715,14 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "devmemtop: %s mode; unavailable: %s\n", dmt_mode_name(prev->mode),
 			unav);
 	if (ui) {
+		tui = top_ui__new();
+		if (!tui) {
+			fprintf(stderr, "devmemtop: out of memory\n");
+			goto cleanup;
+		}
 		setlocale(LC_ALL, "");
 		initscr();
+		set_escdelay(25);	/* Esc leaves the detail pane at once */
 		cbreak();
 		noecho();
 		keypad(stdscr, TRUE);
@@ -702,7 +750,9 @@ int cmd_top(int argc, char **argv)
 				paused = !paused;
 			if (ch != ERR && prev) {
 				render(&o, prev, NULL, &evl, &l, paused, &matched);
-				draw(&l, help);
+				top_ui__fix_selection(tui, l.rows, l.n_rows);
+				top_ui__key(tui, ch, l.rows, l.n_rows);
+				draw(&l, help, tui, prev);
 				lines_free(&l);
 			}
 			if (now_mono_ns() >= deadline && !paused)
@@ -731,7 +781,9 @@ int cmd_top(int argc, char **argv)
 		} else {
 			render(&o, s, prev, &evl, &l, paused, &matched);
 			if (ui) {
-				draw(&l, help);
+				top_ui__feed(tui, s);
+				top_ui__fix_selection(tui, l.rows, l.n_rows);
+				draw(&l, help, tui, s);
 			} else {
 				for (size_t i = 0; i < l.n; i++)
 					puts(l.v[i]);
@@ -766,5 +818,6 @@ cleanup:
 	snapshot__free(s);
 	snapshot__free(prev);
 	collector__free(c);
+	top_ui__free(tui);
 	return ret;
 }

@@ -31,6 +31,9 @@ struct top_opts {
 	int verbose;
 };
 
+/* What the live view says when there is no page pool or binding at all. */
+#define TOP_NO_POOL_HINT "No page pool yet: they appear with XDP or devmem traffic. Try: sudo make demo"
+
 /* 0, or -EINVAL with a one-line message in err. */
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t errlen);
 bool top_pool_match(const struct top_opts *o, const struct dmt_pool_snap *p);

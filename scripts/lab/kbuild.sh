@@ -95,7 +95,19 @@ done <"$CFG"
 
 log "$FLAVOR: make -j$(nproc) bzImage (log: $WORK/build.log)"
 t0=$(date +%s)
-make -j"$(nproc)" bzImage >build.log 2>&1 ||
+# A cold build is ~20 min of silence otherwise: say where it is every
+# KBUILD_PROGRESS_SECS (60), counting the objects kbuild has built so far.
+make -j"$(nproc)" bzImage >build.log 2>&1 &
+mk=$!
+every=${KBUILD_PROGRESS_SECS:-60}
+next=$((t0 + every))
+while kill -0 "$mk" 2>/dev/null; do
+	sleep 1
+	[ "$(date +%s)" -ge "$next" ] || continue
+	next=$((next + every))
+	log "$FLAVOR: building, $(( $(date +%s) - t0 ))s, $(grep -cE '^  (CC|AS|AR|LD)' build.log || true) objects so far"
+done
+wait "$mk" ||
 	{ grep -E 'error|Error' build.log | head -20 >&2; die "kernel build failed, see $WORK/build.log"; }
 secs=$(( $(date +%s) - t0 ))
 log "$FLAVOR: built in ${secs}s"

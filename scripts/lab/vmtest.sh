@@ -144,6 +144,17 @@ if [ -x "$LAB_DIR/kseries-check.sh" ] && [[ " ${SCENARIOS[*]} " == *" kseries "*
 	fi
 fi
 
+# One HTML page per scenario to look at: patched over the baseline kernel's
+# recording (devmemtop report --html --baseline), next to the recordings.
+if [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ]; then
+	for s in "${SCENARIOS[@]}"; do
+		b=$OUT/baseline/$s/devmemtop.dmtrec p=$OUT/patched/$s/devmemtop.dmtrec
+		[ -f "$b" ] && [ -f "$p" ] || continue
+		"${DEVMEMTOP_BIN:-$REPO_DIR/build/devmemtop}" report "$p" --baseline "$b" \
+			--html "$OUT/$s-baseline-vs-patched.html" || failed=1
+	done
+fi
+
 # KUnit suites of the series (kunit.py builds its own UML-free qemu kernel).
 if [ $KUNIT != no ]; then
 	t=$(date +%s)

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the HTML report (src/html_report.c) on synthetic runs:
+ * hostile interface names are escaped into valid UTF-8, histograms are the
+ * run's differences (last - first) drawn as one bar per bucket, series have
+ * one point per snapshot, unavailable metrics say why, a baseline overlays.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "html_report.h"
+
+/* Snapshot k of a run: one pool refilling, one binding with latencies. */
+static struct dmt_snapshot *snap(int k, const char *ifname)
+{
+	struct dmt_snapshot *s = calloc(1, sizeof(*s));
+	struct dmt_pool_snap *p;
+	struct dmt_binding_snap *b;
+
+	s->ts_ns = 5000000000ULL + k * 500000000ULL;
+	s->wall_ns = 1790000000000000000ULL;
+	s->interval_s = k ? 0.5 : 0;
+	s->mode = DMT_MODE_FENTRY;
+	for (int i = 0; i < DMT_M__COUNT; i++)
+		s->avail[i].available = true;
+	s->avail[DMT_M_BIND_FREE_LATENCY].available = false;
+	snprintf(s->avail[DMT_M_BIND_FREE_LATENCY].reason, 64, "no hook <here>");
+	s->n_pools = 1;
+	s->pools = p = calloc(1, sizeof(*p));
+	p->addr = 0xffff888000001000ULL;
+	p->id = 7;
+	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
+	p->holds = 1000 + 640 * k;
+	p->releases = p->holds - 10;
+	p->hold_rate = k ? 1280 : 0;
+	p->inflight = 10 + k;
+	/* before the run: 100 refills of 1; during it: 10 of 64 per snapshot */
+	hist_batch_add(&p->refill, 1, 100);
+	hist_batch_add(&p->refill, 64, 10 * k);
+	s->n_bindings = 1;
+	s->bindings = b = calloc(1, sizeof(*b));
+	b->id = 3;
+	snprintf(b->ifname, sizeof(b->ifname), "%s", ifname);
+	b->layout = "freelist";
+	b->total_niovs = 1000;
+	b->free_niovs = 1000 - 100 * k;
+	b->occupancy = (100.0 * k) / 1000;
+	b->out_at_unbind = b->out_at_free = -1;
+	hist_log2_add(&b->alloc_lat_ns, 3000, 5 * k);	/* slot 12: <= 4.1us */
+	hist_log2_add(&b->alloc_lat_ns, 900, 2 * k);		/* slot 10: <= 1.02us */
+	return s;
+}
+
+static char *render(const char *ifname, int n, bool with_base, const struct gate_report *g)
+{
+	struct html_run *r = html_run__new(), *base = with_base ? html_run__new() : NULL;
+	struct rec_meta m = { .version = "9.9", .kernel = "6.99-test", .interval_ns = 500000000 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(r);
+	html_run__meta(r, &m);
+	for (int k = 0; k < n; k++) {
+		struct dmt_snapshot *s = snap(k, ifname);
+
+		assert_int_equal(html_run__add(r, s), 0);
+		if (base)
+			assert_int_equal(html_run__add(base, s), 0);
+		snapshot__free(s);
+	}
+	if (base)
+		html_run__set_source(base, "recording base");
+	f = open_memstream(&buf, &len);
+	assert_int_equal(html_report__fprint(f, r, base, g), 0);
+	fclose(f);
+	html_run__free(r);
+	html_run__free(base);
+	return buf;
+}
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static void test_escaping(void **state)
+{
+	/* markup, a terminal escape, and bytes that are not UTF-8 */
+	char *h = render("<b>\x1b]0;x\x07\xff\xc3", 3, false, NULL);
+
+	assert_null(strstr(h, "<b>"));
+	assert_non_null(strstr(h, "&lt;b&gt;&#xFFFD;]0;x&#xFFFD;&#xFFFD;&#xFFFD;"));
+	for (const unsigned char *p = (const unsigned char *)h; *p; p++)
+		assert_true(*p >= 0x20 || *p == '\n' || *p == '\t');
+	/* the reason text is escaped too */
+	assert_non_null(strstr(h, "no hook &lt;here&gt;"));
+	assert_null(strstr(h, "<script"));
+	free(h);
+}
+
+static void test_charts(void **state)
+{
+	char *h = render("eth0", 5, false, NULL);
+
+	/* rates: snapshots 1..4 (the first has no interval); others: all 5 */
+	assert_non_null(strstr(h, "data-metric=\"holds_rate\" data-points=\"4\""));
+	assert_non_null(strstr(h, "data-metric=\"inflight\" data-points=\"5\""));
+	assert_non_null(strstr(h, "data-metric=\"occupancy\" data-points=\"5\""));
+	/* refills over the run: the 40 of 64, not the 100 of 1 from before */
+	assert_non_null(strstr(h, "data-hist=\"refill:all\" data-bars=\"1\""));
+	assert_non_null(strstr(h, "40 refills, mean 64.0, p50 64"));
+	assert_non_null(strstr(h, "<title>64: 40 (100.0%)</title>"));
+	/* latency: slots 10..12 contiguous, so three bars, one of them empty */
+	assert_non_null(strstr(h, "data-hist=\"alloc_latency:all\" data-bars=\"3\""));
+	assert_non_null(strstr(h, "&#8804;1.02us: 8 (28.6%)"));
+	assert_non_null(strstr(h, "&#8804;2.05us: 0 (0.0%)"));
+	assert_non_null(strstr(h, "&#8804;4.1us: 20 (71.4%)"));
+	/* free latency is unavailable: said, not drawn */
+	assert_non_null(strstr(h, "niov free latency: no data: unavailable: no hook"));
+	assert_int_equal(count(h, "class=\"bar base\""), 0);
+	assert_null(strstr(h, "id=\"thresholds\""));
+	free(h);
+}
+
+static void test_baseline(void **state)
+{
+	char *h = render("eth0", 3, true, NULL);
+
+	assert_non_null(strstr(h, "candidate vs baseline"));
+	assert_int_equal(count(h, "class=\"line base\""), 3);
+	/* overlaid bars: the same share, 100% each, side by side */
+	assert_non_null(strstr(h, "<title>baseline 64: 20 (100.0%)</title>"));
+	assert_non_null(strstr(h, "data-hist=\"baseline:refill:pool-7\""));
+	free(h);
+}
+
+static void test_gate_rows(void **state)
+{
+	struct gate_check chk = { .metric = 0, .sel_str = "interface=<x>" };
+	struct gate_threshold th[2] = { { .expr = "p(50) >= 32" }, { .expr = "max <= 64" } };
+	struct gate_spec spec = { .name = "spec & co" };
+	struct gate_result res[2] = {
+		{ .chk = &chk, .th = &th[0], .status = GATE_FAIL, .has_data = true, .observed = 1 },
+		{ .chk = &chk, .th = &th[1], .status = GATE_PASS, .has_data = true, .observed = 64,
+		  .has_baseline = true, .baseline = 32, .regression_pct = 100 },
+	};
+	struct gate_report g = { .spec = &spec, .n_results = 2, .results = res, .n_pass = 1,
+				 .n_fail = 1 };
+	char *h = render("eth0", 2, false, &g);
+
+	assert_non_null(strstr(h, "<h2>Gate spec &amp; co</h2>"));
+	assert_non_null(strstr(h, "id=\"verdict\" class=\"fail\">FAIL: 1 passed, 1 failed"));
+	assert_int_equal(count(h, "<tr class=\"fail\">"), 1);
+	assert_int_equal(count(h, "<tr class=\"pass\">"), 1);
+	assert_non_null(strstr(h, "interface=&lt;x&gt;"));
+	assert_non_null(strstr(h, "<th>baseline</th><th>change</th>"));
+	assert_non_null(strstr(h, "100.0% worse"));
+	free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_charts),
+		cmocka_unit_test(test_baseline),
+		cmocka_unit_test(test_gate_rows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
