@@ -15,7 +15,8 @@ PKG_CONFIG	?= pkg-config
 ARCH		:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH	:= $(shell $(CC) -print-multiarch 2>/dev/null)
 
-PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.1
+PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.1 \
+		   gnutls libxcrypt libcap
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
