@@ -41,6 +41,7 @@
 #include "commands.h"
 #include "expo.h"
 #include "promfmt.h"
+#include "privdrop.h"
 #include "publisher.h"
 #include "util.h"
 #include "webcfg.h"
@@ -574,7 +575,9 @@ static void usage(FILE *f)
 		"      --web.config.file FILE\n"
 		"                           TLS and basic auth (Prometheus exporter-toolkit\n"
 		"                           format; docs/exporter.md)\n"
-
+		"      --user USER          after attaching, run as USER with no capabilities\n"
+		"                           (default nobody when started as root)\n"
+		"      --keep-privileges    do not drop capabilities or switch user\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
 		"      --once               watch for one interval, print one scrape, exit\n"
@@ -593,6 +596,8 @@ enum {
 	OPT_LIST,
 	OPT_MAX_CONNS_CLIENT,
 	OPT_WEB_CONFIG,
+	OPT_USER,
+	OPT_KEEP_PRIVS,
 };
 
 static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s)
@@ -634,6 +639,8 @@ int cmd_export(int argc, char **argv)
 		{ "list-metrics", no_argument, NULL, OPT_LIST },
 		{ "max-connections-per-client", required_argument, NULL, OPT_MAX_CONNS_CLIENT },
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "keep-privileges", no_argument, NULL, OPT_KEEP_PRIVS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -646,6 +653,7 @@ int cmd_export(int argc, char **argv)
 	struct dmt_snapshot *snap = NULL;
 	struct collector *col = NULL;
 	struct exporter *ex = NULL;
+	struct privdrop_opts po = {};
 	const char *web_config = NULL;
 	bool once = false;
 	char msg[512];
@@ -694,7 +702,12 @@ int cmd_export(int argc, char **argv)
 		case OPT_WEB_CONFIG:
 			web_config = optarg;
 			break;
-
+		case OPT_USER:
+			po.user = optarg;
+			break;
+		case OPT_KEEP_PRIVS:
+			po.keep = true;
+			break;
 		case OPT_BPF_STATS:
 			co.enable_bpf_stats = true;
 			break;
@@ -735,6 +748,14 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "devmemtop export: --max-connections-per-client %u is above --max-connections %u\n",
 			eo.max_conns_per_client, eo.max_conns);
 		return 2;
+	}
+	if (po.keep && po.user) {
+		fprintf(stderr, "devmemtop export: --user and --keep-privileges exclude each other\n");
+		return 2;
+	}
+	if (!once && privdrop__prepare(&po, msg, sizeof(msg))) {
+		fprintf(stderr, "devmemtop export: %s\n", msg);
+		return 1;
 	}
 	eo.interval_s = (double)interval_ns / 1e9;
 	co.verbosity = dmt_verbosity;
@@ -803,6 +824,11 @@ int cmd_export(int argc, char **argv)
 	}
 	err = publisher__publish(ex->pb, snap, &totals, collections, errors, 0);
 	snap = NULL;
+	/* programs attached, first snapshot taken: the HTTP threads start without */
+	if (!err && privdrop__apply(&po, msg, sizeof(msg))) {
+		fprintf(stderr, "devmemtop export: %s\n", msg);
+		goto cleanup;
+	}
 	if (!err)
 		err = exporter__start(ex);
 	if (err) {
