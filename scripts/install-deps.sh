@@ -9,7 +9,8 @@ set -eu
 # building and running devmemtop
 BUILD=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
        libnl-3-dev libnl-genl-3-dev libjson-c-dev libncurses-dev libmicrohttpd-dev
-       libyaml-dev libgnutls28-dev libcrypt-dev libcap-dev)
+       libyaml-dev libgnutls28-dev libcrypt-dev libcap-dev
+       protobuf-c-compiler libprotobuf-c-dev)
 # tests on the host: test bed, oracles, test libraries
 TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       prometheus curl libxml2-utils libclang-rt-14-dev

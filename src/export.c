@@ -41,6 +41,7 @@
 #include "commands.h"
 #include "expo.h"
 #include "promfmt.h"
+#include "promproto.h"
 #include "privdrop.h"
 #include "publisher.h"
 #include "util.h"
@@ -375,7 +376,7 @@ static const char index_html[] =
 	"<!DOCTYPE html>\n<html><head><title>devmemtop exporter</title></head>\n"
 	"<body><h1>devmemtop exporter</h1>\n"
 	"<p>Page pool and devmem TCP metrics for Prometheus.</p>\n<ul>\n"
-	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4</li>\n"
+	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4 (protobuf, with native histograms, on request)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a>: 200 while snapshots are fresh, 503 when stale</li>\n"
 	"</ul></body></html>\n";
 
@@ -389,13 +390,16 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 	size_t len, tl;
 	char *body = NULL;
 	int err;
+	/* content negotiation: protobuf (native histograms) for those who ask */
+	bool proto = promproto_accepts(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								   MHD_HTTP_HEADER_ACCEPT));
 
 	p = publisher__get(ex->pb);
 	if (!p)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
-	err = pubsnap__text(p, &text, &len);
+	err = proto ? pubsnap__proto(p, &text, &len) : pubsnap__text(p, &text, &len);
 	if (!err) {
-		tail = promfmt__new();
+		tail = proto ? promfmt__new_proto() : promfmt__new();
 		/* the text is immutable: copy it with no lock held */
 		body = malloc(len + SCRAPE_TAIL_MAX);
 		if (!tail || !body)
@@ -408,6 +412,8 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 		sc.snapshots_held = publisher__live(ex->pb);
 		sc.seconds = (double)(now_mono_ns() - t0) / 1e9;
 		err = expo__render_scrape(tail, &sc);
+		if (!err)
+			err = promfmt__end(tail);
 	}
 	if (!err) {
 		tt = promfmt__text(tail, &tl);
@@ -423,7 +429,8 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 	}
 	memcpy(body + len, tt, tl);
 	promfmt__free(tail);
-	return reply(c, MHD_HTTP_OK, CT_METRICS, body, len + tl, MHD_RESPMEM_MUST_FREE);
+	return reply(c, MHD_HTTP_OK, proto ? PROMPROTO_CONTENT_TYPE : CT_METRICS, body, len + tl,
+		     MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection *c)

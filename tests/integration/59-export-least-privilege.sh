@@ -39,7 +39,7 @@ metric() {	# FILE NAME-AND-LABEL-REGEX: sum of the matching samples
 }
 
 testbed_up
-testbed_traffic 15
+testbed_traffic 20
 sleep 1
 
 # as root, default: drops to nobody
@@ -100,10 +100,14 @@ for f in CapInh CapPrm CapEff CapAmb; do
 	[ "$v" = 0000000000000000 ] || fail "unit-style start: $f is $v after attach"
 done
 [ "$(status $upid NoNewPrivs)" = 1 ] || fail "unit-style start: no_new_privs not set"
-curl -sf --max-time 5 -o "$TMPD/unit.prom" "http://127.0.0.1:$uport/metrics" ||
-	fail "unit-style start: scrape"
+for i in $(seq 1 20); do	# the pool shows up with its first events after the attach
+	curl -sf --max-time 5 -o "$TMPD/unit.prom" "http://127.0.0.1:$uport/metrics" ||
+		fail "unit-style start: scrape"
+	grep -q "^devmemtop_page_pool_holds_total{.*ifname=\"$IF_RX\"" "$TMPD/unit.prom" && break
+	sleep 0.5
+done
 grep -q "^devmemtop_page_pool_holds_total{.*ifname=\"$IF_RX\"" "$TMPD/unit.prom" ||
-	fail "unit-style start: no holds for $IF_RX"
+	fail "unit-style start: no holds for $IF_RX in 10 s"
 kill -TERM $upid
 wait $upid || fail "unit-style exporter exit status"
 log "uid 65534 with ambient CAP_BPF+CAP_PERFMON: both gone after attach, scrapes work"
