@@ -473,6 +473,32 @@ static gnutls_session_t tls_session(struct MHD_Connection *c)
 	return ci ? (gnutls_session_t)ci->tls_session : NULL;
 }
 
+/*
+ * Run by GnuTLS in the handshake, once the client's certificate message is
+ * in: non-zero ends the handshake. gnutls_session_set_verify_cert() would
+ * also refuse a client that sends none, which VerifyClientCertIfGiven allows.
+ */
+static int verify_peer(gnutls_session_t s, bool required)
+{
+	unsigned int n = 0, status = ~0U;
+
+	if (!gnutls_certificate_get_peers(s, &n) || !n)
+		return required ? -1 : 0;
+	if (gnutls_certificate_verify_peers2(s, &status) < 0 || status)
+		return -1;
+	return 0;
+}
+
+static int verify_if_given(gnutls_session_t s)
+{
+	return verify_peer(s, false);
+}
+
+static int verify_required(gnutls_session_t s)
+{
+	return verify_peer(s, true);
+}
+
 void webcfg__conn_started(const struct webcfg *w, struct MHD_Connection *c)
 {
 	gnutls_session_t s;
@@ -486,8 +512,10 @@ void webcfg__conn_started(const struct webcfg *w, struct MHD_Connection *c)
 					      w->client_auth == CA_REQUIRE_VERIFY ?
 					      GNUTLS_CERT_REQUIRE : GNUTLS_CERT_REQUEST);
 	/* a certificate that does not verify fails the handshake */
-	if (w->client_auth == CA_VERIFY_IF_GIVEN || w->client_auth == CA_REQUIRE_VERIFY)
-		gnutls_session_set_verify_cert(s, NULL, 0);
+	if (w->client_auth == CA_VERIFY_IF_GIVEN)
+		gnutls_session_set_verify_function(s, verify_if_given);
+	else if (w->client_auth == CA_REQUIRE_VERIFY)
+		gnutls_session_set_verify_function(s, verify_required);
 }
 
 static bool equal_ct(const void *a, const void *b, size_t n)

@@ -7,6 +7,7 @@
 #    path; the right ones get metrics that pass promtool;
 #  - mTLS (RequireAndVerifyClientCert): no client certificate, or one from
 #    another CA, is refused in the handshake; the CA's client gets 200;
+#    the other client_auth_types do what the toolkit's names say;
 #  - malformed configs: exit 1, one line naming the file, line and field,
 #    before any BPF program is loaded;
 #  - a non-loopback --listen (0.0.0.0, [::]) without TLS and client auth
@@ -85,6 +86,23 @@ promtool_lint "$TMPD/body"
 kill -0 "$EXP_PID" || fail "exporter died after refused handshakes"
 log "mTLS: no certificate and a foreign CA's certificate refused, the CA's client served"
 export_stop
+
+# every client_auth_type: HTTP status without a client certificate, with
+# another CA's, with the CA's (000: refused in the handshake)
+for spec in "RequestClientCert 200 200 200" "RequireAnyClientCert 000 200 200" \
+	    "VerifyClientCertIfGiven 200 000 200" "RequireAndVerifyClientCert 000 000 200"; do
+	set -- $spec
+	{
+		printf 'tls_server_config:\n  cert_file: srv.crt\n  key_file: srv.key\n'
+		printf '  client_auth_type: %s\n' "$1"
+		case $1 in *Verify*) printf '  client_ca_file: ca.crt\n' ;; esac
+	} >"$P/mode.yml"
+	export_start -i 500ms --web.config.file "$P/mode.yml"
+	got="$(code "$EXP_URL/metrics") $(code "$EXP_URL/metrics" --cert "$P/rogue.crt" --key "$P/rogue.key") $(code "$EXP_URL/metrics" --cert "$P/cli.crt" --key "$P/cli.key")"
+	[ "$got" = "$2 $3 $4" ] || fail "$1: none/foreign/CA's client certificate got $got, want $2 $3 $4"
+	export_stop
+	log "$1: no certificate $2, another CA's $3, the CA's $4"
+done
 
 # malformed configs: FILE-CONTENT | what the one line must say
 bad() {	# NAME WANT CONTENT
