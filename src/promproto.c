@@ -416,14 +416,15 @@ int promproto_accepts(const char *accept)
 		char range[512];
 
 		if (len < sizeof(range)) {
-			char *s;
+			const char *q;
+			size_t k = 0;
 
-			memcpy(range, p, len);
-			range[len] = '\0';
-			for (s = range; *s; s++)
-				if (*s == ' ' || *s == '\t')
-					memmove(s, s + 1, strlen(s)), s--;
-			const char *q = strstr(range, ";q=");
+			/* without blanks: "a; b" and "a;b" are the same parameters */
+			for (size_t j = 0; j < len; j++)
+				if (p[j] != ' ' && p[j] != '\t')
+					range[k++] = p[j];
+			range[k] = '\0';
+			q = strstr(range, ";q=");
 
 			if (!strncasecmp(range, "application/vnd.google.protobuf;", 32) &&
 			    strstr(range, ";proto=io.prometheus.client.MetricFamily") &&
