@@ -376,7 +376,8 @@ static const char index_html[] =
 	"<!DOCTYPE html>\n<html><head><title>devmemtop exporter</title></head>\n"
 	"<body><h1>devmemtop exporter</h1>\n"
 	"<p>Page pool and devmem TCP metrics for Prometheus.</p>\n<ul>\n"
-	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4 (protobuf, with native histograms, on request)</li>\n"
+	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4\n"
+	"(protobuf, with native histograms, on request)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a>: 200 while snapshots are fresh, 503 when stale</li>\n"
 	"</ul></body></html>\n";
 
