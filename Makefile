@@ -15,7 +15,8 @@ PKG_CONFIG	?= pkg-config
 ARCH		:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH	:= $(shell $(CC) -print-multiarch 2>/dev/null)
 
-PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.1
+PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.1 \
+		   gnutls libxcrypt libcap libprotobuf-c
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -40,7 +41,11 @@ BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS		:= $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 SRCS		:= $(wildcard src/*.c)
-OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+# protobuf exposition: C generated from proto/*.proto by protoc-c
+PROTOS		:= $(wildcard proto/*.proto)
+PROTO_HDRS	:= $(patsubst proto/%.proto,$(OUTPUT)/%.pb-c.h,$(PROTOS))
+PROTO_OBJS	:= $(patsubst proto/%.proto,$(OUTPUT)/src/%.pb-c.o,$(PROTOS))
+OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS)) $(PROTO_OBJS)
 LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
@@ -63,7 +68,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@
 
-$(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h) bpf/devmemtop.h $(SKELS) | $(OUTPUT)/src
+$(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: proto/%.proto | $(OUTPUT)
+	$(call msg,PROTOC,$@)
+	$(Q)protoc-c --c_out=$(OUTPUT) -Iproto $<
+
+$(OUTPUT)/src/%.pb-c.o: $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h | $(OUTPUT)/src
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h) bpf/devmemtop.h $(SKELS) $(PROTO_HDRS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 

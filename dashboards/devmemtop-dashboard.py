@@ -108,10 +108,15 @@ stat("Outstanding at unbind", [tgt(f'sum(devmemtop_binding_unbind_outstanding_ni
 row("Page pools")
 x[0] = 0
 heat("Refill batch size", f'sum by (le) (increase(devmemtop_page_pool_refill_batch_items_bucket{{{B}}}[{RI}]))', "none",
-     desc="Pages or niovs per slow-path refill of a pool's alloc cache (1..128; 64 = PP_ALLOC_CACHE_REFILL).")
+     desc="Pages or niovs per slow-path refill of a pool's alloc cache (1..128; 64 = PP_ALLOC_CACHE_REFILL)."
+          " Classic buckets only: empty on a Prometheus that ingests the native histogram (p50/mean beside it take both).")
 ts("Refill batch p50 / mean", [
-    tgt(f'histogram_quantile(0.5, sum by (le, ifname) (rate(devmemtop_page_pool_refill_batch_items_bucket{{{B}}}[{RI}])))', "p50 {{ifname}}", "A"),
-    tgt(f'sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items_sum{{{B}}}[{RI}])) / sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items_count{{{B}}}[{RI}]))', "mean {{ifname}}", "B"),
+    # either kind: native (Prometheus with native histograms) or classic
+    tgt(f'histogram_quantile(0.5, sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items{{{B}}}[{RI}])))'
+        f' or histogram_quantile(0.5, sum by (le, ifname) (rate(devmemtop_page_pool_refill_batch_items_bucket{{{B}}}[{RI}])))', "p50 {{ifname}}", "A"),
+    tgt(f'histogram_sum(sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items{{{B}}}[{RI}])))'
+        f' / histogram_count(sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items{{{B}}}[{RI}])))'
+        f' or sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items_sum{{{B}}}[{RI}])) / sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items_count{{{B}}}[{RI}]))', "mean {{ifname}}", "B"),
    ])
 ts("Holds and releases", [
     tgt(f'sum by (ifname, kind) (rate(devmemtop_page_pool_holds_total{{{B}}}[{RI}]))', "holds {{ifname}} ({{kind}})", "A"),

@@ -9,14 +9,16 @@ set -eu
 # building and running devmemtop
 BUILD=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
        libnl-3-dev libnl-genl-3-dev libjson-c-dev libncurses-dev libmicrohttpd-dev
-       libyaml-dev)
+       libyaml-dev libgnutls28-dev libcrypt-dev libcap-dev
+       protobuf-c-compiler libprotobuf-c-dev)
 # tests on the host: test bed, oracles, test libraries
 TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       prometheus curl libxml2-utils libclang-rt-14-dev
       python3-yaml strace systemd	# exporter tests: rule parsing, unit checks
       ethtool			# NIC kit test (scripts/nic/validate.sh)
       man-db groff-base		# devmemtop(8) lint: man --warnings, lexgrog
-      chromium tidy)		# HTML reports: headless browser DOM + screenshot, HTML5 check
+      chromium tidy		# HTML reports: headless browser DOM + screenshot, HTML5 check
+      openssl)			# exporter TLS tests: certificates made at test time
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync)

@@ -41,8 +41,11 @@
 #include "commands.h"
 #include "expo.h"
 #include "promfmt.h"
+#include "promproto.h"
+#include "privdrop.h"
 #include "publisher.h"
 #include "util.h"
+#include "webcfg.h"
 
 #define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
@@ -55,6 +58,8 @@ struct exporter_opts {
 	double interval_s;
 	unsigned int http_timeout_s;
 	unsigned int max_conns;
+	unsigned int max_conns_per_client;
+	struct webcfg *web;		/* TLS and basic auth; NULL: plain HTTP */
 };
 
 /* One HTTP connection, for the request deadline. */
@@ -74,6 +79,9 @@ struct exporter {
 	double interval_s;
 	unsigned int http_timeout_s;
 	unsigned int max_conns;
+	unsigned int max_conns_per_client;
+	unsigned int conns_open;	/* atomic */
+	struct webcfg *web;
 	uint64_t scrapes;		/* atomic */
 	pthread_mutex_t conn_lock;
 	struct conn_track conns;	/* list head */
@@ -138,6 +146,32 @@ bad:
 
 static void exporter__free(struct exporter *ex);
 
+/*
+ * Anything but loopback can be reached from other hosts: say so, in one
+ * line, unless TLS and client authentication are both configured.
+ */
+static void warn_if_exposed(const struct exporter *ex, const struct sockaddr_storage *ss)
+{
+	bool loop, tls = webcfg__tls(ex->web), auth = webcfg__auth(ex->web);
+
+	if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		loop = IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	} else {
+		loop = (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (loop || (tls && auth))
+		return;
+	fprintf(stderr, "devmemtop export: warning: %s is not loopback and is served %s: anyone who can reach it %s (see --web.config.file)\n",
+		ex->addr_str,
+		!tls && !auth ? "without TLS or authentication" :
+		!tls ? "without TLS (basic auth passwords travel in clear)" :
+		       "with TLS but no client authentication",
+		auth ? "can read the traffic" : "can read the metrics");
+}
+
 /* Binds the socket (so address errors come before loading BPF). */
 static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, size_t msglen)
 {
@@ -165,6 +199,8 @@ static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, 
 	}
 	ex->http_timeout_s = o->http_timeout_s;
 	ex->max_conns = o->max_conns;
+	ex->max_conns_per_client = o->max_conns_per_client;
+	ex->web = o->web;
 
 	err = parse_listen(o->listen, &ss, &sl, msg, msglen);
 	if (err)
@@ -196,6 +232,7 @@ static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, 
 		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
 		snprintf(ex->addr_str, sizeof(ex->addr_str), "%s:%u", host, ntohs(a->sin_port));
 	}
+	warn_if_exposed(ex, &ss);
 	return ex;
 
 err_free:
@@ -240,6 +277,8 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
 	struct conn_track *t;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		__atomic_add_fetch(&ex->conns_open, 1, __ATOMIC_RELAXED);
+		webcfg__conn_started(ex->web, c);
 		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		t = calloc(1, sizeof(*t));
 		if (!t || !ci)
@@ -262,6 +301,7 @@ no_track:
 		*socket_context = NULL;
 		return;
 	}
+	__atomic_sub_fetch(&ex->conns_open, 1, __ATOMIC_RELAXED);
 	t = *socket_context;
 	if (!t)
 		return;
@@ -319,7 +359,8 @@ static void exporter__reap(struct exporter *ex)
 	for (t = ex->conns.next; t != &ex->conns; t = t->next) {
 		if (t->reaped || now < t->since_ns || now - t->since_ns <= limit)
 			continue;
-		if (!t->answering && send(t->fd, msg408, sizeof(msg408) - 1,
+		/* no plain-text 408 into a TLS stream */
+		if (!t->answering && !webcfg__tls(ex->web) && send(t->fd, msg408, sizeof(msg408) - 1,
 					  MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 			pr_debug("export: 408: %s\n", strerror(errno));
 		shutdown(t->fd, SHUT_RDWR);
@@ -335,7 +376,8 @@ static const char index_html[] =
 	"<!DOCTYPE html>\n<html><head><title>devmemtop exporter</title></head>\n"
 	"<body><h1>devmemtop exporter</h1>\n"
 	"<p>Page pool and devmem TCP metrics for Prometheus.</p>\n<ul>\n"
-	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4</li>\n"
+	"<li><a href=\"/metrics\">/metrics</a>: Prometheus text format 0.0.4\n"
+	"(protobuf, with native histograms, on request)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a>: 200 while snapshots are fresh, 503 when stale</li>\n"
 	"</ul></body></html>\n";
 
@@ -349,13 +391,16 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 	size_t len, tl;
 	char *body = NULL;
 	int err;
+	/* content negotiation: protobuf (native histograms) for those who ask */
+	bool proto = promproto_accepts(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								   MHD_HTTP_HEADER_ACCEPT));
 
 	p = publisher__get(ex->pb);
 	if (!p)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no snapshot yet\n");
-	err = pubsnap__text(p, &text, &len);
+	err = proto ? pubsnap__proto(p, &text, &len) : pubsnap__text(p, &text, &len);
 	if (!err) {
-		tail = promfmt__new();
+		tail = proto ? promfmt__new_proto() : promfmt__new();
 		/* the text is immutable: copy it with no lock held */
 		body = malloc(len + SCRAPE_TAIL_MAX);
 		if (!tail || !body)
@@ -368,6 +413,8 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 		sc.snapshots_held = publisher__live(ex->pb);
 		sc.seconds = (double)(now_mono_ns() - t0) / 1e9;
 		err = expo__render_scrape(tail, &sc);
+		if (!err)
+			err = promfmt__end(tail);
 	}
 	if (!err) {
 		tt = promfmt__text(tail, &tl);
@@ -383,7 +430,8 @@ static enum MHD_Result serve_metrics(struct exporter *ex, struct MHD_Connection 
 	}
 	memcpy(body + len, tt, tl);
 	promfmt__free(tail);
-	return reply(c, MHD_HTTP_OK, CT_METRICS, body, len + tl, MHD_RESPMEM_MUST_FREE);
+	return reply(c, MHD_HTTP_OK, proto ? PROMPROTO_CONTENT_TYPE : CT_METRICS, body, len + tl,
+		     MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection *c)
@@ -412,8 +460,26 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct exporter *ex = cls;
 
 	static int headers_seen;
+	int status;
 
 	conn_answered(ex, c, true);
+	/* every path, before anything else is looked at */
+	status = webcfg__authorize(ex->web, c);
+	if (status == MHD_HTTP_UNAUTHORIZED) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(
+			13, (void *)"unauthorized\n", MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result ret;
+
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+					"text/plain; charset=utf-8");
+		ret = MHD_queue_basic_auth_fail_response(c, "devmemtop", r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (status)
+		return reply_text(c, status, "client certificate required\n");
 	/*
 	 * Read-only: anything but GET and HEAD is refused before its body is
 	 * read (an early answer: libmicrohttpd then closes the connection).
@@ -445,14 +511,35 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * Over --max-connections: closed at accept, not left in the listen backlog
+ * (libmicrohttpd stops accepting at its own limit, which is set above ours
+ * so that it never does). Counted at NOTIFY_STARTED, so two connections
+ * accepted at once by the two worker threads can both pass: at most one
+ * over the limit, for a moment.
+ */
+static enum MHD_Result accept_conn(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct exporter *ex = cls;
+
+	return __atomic_load_n(&ex->conns_open, __ATOMIC_RELAXED) < ex->max_conns ?
+	       MHD_YES : MHD_NO;
+}
+
 static int exporter__start(struct exporter *ex)
 {
-	ex->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG,
-				   0, NULL, NULL, handle, ex,
+	struct MHD_OptionItem tls[8];
+	unsigned int flags = webcfg__mhd_options(ex->web, tls, sizeof(tls) / sizeof(*tls));
+
+	ex->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | flags,
+				   0, accept_conn, ex, handle, ex,
 				   MHD_OPTION_LISTEN_SOCKET, ex->lfd,
 				   MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
-				   MHD_OPTION_CONNECTION_LIMIT, ex->max_conns,
-				   MHD_OPTION_PER_IP_CONNECTION_LIMIT, ex->max_conns,
+				   /* split between the 2 threads; each must have room */
+				   MHD_OPTION_CONNECTION_LIMIT, 2 * ex->max_conns + 4,
+				   /* over it: closed at once by libmicrohttpd */
+				   MHD_OPTION_PER_IP_CONNECTION_LIMIT, ex->max_conns_per_client,
+				   MHD_OPTION_ARRAY, tls,
 				   MHD_OPTION_CONNECTION_TIMEOUT, ex->http_timeout_s,
 				   /* request line + headers must fit in this */
 				   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
@@ -489,7 +576,16 @@ static void usage(FILE *f)
 		"  -i, --interval DUR       time between snapshots (default 2s; 100ms..1h)\n"
 		"      --http-timeout SECS  close HTTP connections idle this long, or with a\n"
 		"                           request or response unfinished 1s longer (10)\n"
-		"      --max-connections N  concurrent HTTP connections (default 64)\n"
+		"      --max-connections N  concurrent HTTP connections (default 64); more\n"
+		"                           are closed at once\n"
+		"      --max-connections-per-client N\n"
+		"                           from one client address (default max/8, >= 2)\n"
+		"      --web.config.file FILE\n"
+		"                           TLS and basic auth (Prometheus exporter-toolkit\n"
+		"                           format; docs/exporter.md)\n"
+		"      --user USER          after attaching, run as USER with no capabilities\n"
+		"                           (default nobody when started as root)\n"
+		"      --keep-privileges    do not drop capabilities or switch user\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
 		"      --once               watch for one interval, print one scrape, exit\n"
@@ -507,6 +603,10 @@ enum {
 	OPT_NO_NETLINK,
 	OPT_ONCE,
 	OPT_LIST,
+	OPT_MAX_CONNS_CLIENT,
+	OPT_WEB_CONFIG,
+	OPT_USER,
+	OPT_KEEP_PRIVS,
 };
 
 static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s)
@@ -546,6 +646,10 @@ int cmd_export(int argc, char **argv)
 		{ "no-netlink", no_argument, NULL, OPT_NO_NETLINK },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "list-metrics", no_argument, NULL, OPT_LIST },
+		{ "max-connections-per-client", required_argument, NULL, OPT_MAX_CONNS_CLIENT },
+		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "keep-privileges", no_argument, NULL, OPT_KEEP_PRIVS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -558,8 +662,10 @@ int cmd_export(int argc, char **argv)
 	struct dmt_snapshot *snap = NULL;
 	struct collector *col = NULL;
 	struct exporter *ex = NULL;
+	struct privdrop_opts po = {};
+	const char *web_config = NULL;
 	bool once = false;
-	char msg[256];
+	char msg[512];
 	sigset_t sigs;
 	int opt, err = 0, ret = 1;
 
@@ -594,6 +700,23 @@ int cmd_export(int argc, char **argv)
 			}
 			eo.max_conns = v;
 			break;
+		case OPT_MAX_CONNS_CLIENT:
+			if (parse_uint(optarg, 4096, &v) || !v) {
+				fprintf(stderr, "devmemtop export: bad --max-connections-per-client '%s': want 1-4096\n",
+					optarg);
+				return 2;
+			}
+			eo.max_conns_per_client = v;
+			break;
+		case OPT_WEB_CONFIG:
+			web_config = optarg;
+			break;
+		case OPT_USER:
+			po.user = optarg;
+			break;
+		case OPT_KEEP_PRIVS:
+			po.keep = true;
+			break;
 		case OPT_BPF_STATS:
 			co.enable_bpf_stats = true;
 			break;
@@ -626,10 +749,37 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "devmemtop export: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (!eo.max_conns_per_client) {
+		eo.max_conns_per_client = eo.max_conns / 8 < 2 ? 2 : eo.max_conns / 8;
+		if (eo.max_conns_per_client > eo.max_conns)
+			eo.max_conns_per_client = eo.max_conns;
+	} else if (eo.max_conns_per_client > eo.max_conns) {
+		fprintf(stderr, "devmemtop export: --max-connections-per-client %u is above --max-connections %u\n",
+			eo.max_conns_per_client, eo.max_conns);
+		return 2;
+	}
+	if (po.keep && po.user) {
+		fprintf(stderr, "devmemtop export: --user and --keep-privileges exclude each other\n");
+		return 2;
+	}
+	if (!once && privdrop__prepare(&po, msg, sizeof(msg))) {
+		fprintf(stderr, "devmemtop export: %s\n", msg);
+		return 1;
+	}
 	eo.interval_s = (double)interval_ns / 1e9;
 	co.verbosity = dmt_verbosity;
 	co.log = dmt_verbosity ? dmt_log : NULL;
 
+	if (web_config && !once) {
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+			fprintf(stderr, "devmemtop export: this libmicrohttpd has no TLS support\n");
+			return 1;
+		}
+		if (webcfg__load(web_config, &eo.web, msg, sizeof(msg))) {
+			fprintf(stderr, "devmemtop export: %s\n", msg);
+			return 1;
+		}
+	}
 	if (!once) {
 		ex = exporter__new(&eo, msg, sizeof(msg));
 		if (!ex) {
@@ -683,6 +833,11 @@ int cmd_export(int argc, char **argv)
 	}
 	err = publisher__publish(ex->pb, snap, &totals, collections, errors, 0);
 	snap = NULL;
+	/* programs attached, first snapshot taken: the HTTP threads start without */
+	if (!err && privdrop__apply(&po, msg, sizeof(msg))) {
+		fprintf(stderr, "devmemtop export: %s\n", msg);
+		goto cleanup;
+	}
 	if (!err)
 		err = exporter__start(ex);
 	if (err) {
@@ -690,8 +845,9 @@ int cmd_export(int argc, char **argv)
 			ex->addr_str);
 		goto cleanup;
 	}
-	fprintf(stderr, "devmemtop export: serving http://%s/metrics (mode %s, every %gs)\n",
-		ex->addr_str, dmt_mode_name(collector__mode(col)), eo.interval_s);
+	fprintf(stderr, "devmemtop export: serving %s://%s/metrics (mode %s, every %gs)\n",
+		webcfg__tls(eo.web) ? "https" : "http", ex->addr_str,
+		dmt_mode_name(collector__mode(col)), eo.interval_s);
 
 	/* Snapshots every interval; the HTTP request deadline checked every tick. */
 	for (uint64_t next = now_mono_ns() + interval_ns;;) {
@@ -728,6 +884,7 @@ int cmd_export(int argc, char **argv)
 
 cleanup:
 	exporter__free(ex);
+	webcfg__free(eo.web);
 	snapshot__free(snap);
 	collector__free(col);
 	return ret;

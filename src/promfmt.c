@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "promfmt.h"
+#include "promproto.h"
 
 struct promfmt {
 	char *buf;
@@ -18,6 +19,7 @@ struct promfmt {
 	const char *type;
 	const char *help;
 	int header_done;
+	struct promproto *pp;	/* protobuf instead of text (promproto.c) */
 };
 
 struct promfmt *promfmt__new(void)
@@ -36,10 +38,31 @@ struct promfmt *promfmt__new(void)
 	return w;
 }
 
+/* The protobuf format: every call below goes to promproto.c instead. */
+struct promfmt *promfmt__new_proto(void)
+{
+	struct promfmt *w = promfmt__new();
+
+	if (!w)
+		return NULL;
+	w->pp = promproto__new();
+	if (!w->pp) {
+		promfmt__free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int promfmt__end(struct promfmt *w)
+{
+	return w->pp ? promproto__end(w->pp) : w->err;
+}
+
 void promfmt__free(struct promfmt *w)
 {
 	if (!w)
 		return;
+	promproto__free(w->pp);
 	free(w->buf);
 	free(w);
 }
@@ -169,6 +192,8 @@ int prom_format_double(char *buf, size_t len, double v)
 
 void promfmt__family(struct promfmt *w, const char *name, const char *type, const char *help)
 {
+	if (w->pp)
+		promproto__family(w->pp, name, type, help);
 	w->name = name;
 	w->type = type;
 	w->help = help;
@@ -223,6 +248,10 @@ void promfmt__sample(struct promfmt *w, const char *suffix, const struct prom_la
 {
 	char num[64];
 
+	if (w->pp) {
+		promproto__sample(w->pp, suffix, lbl, n, xname, xvalue, v);
+		return;
+	}
 	sample_head(w, suffix, lbl, n, xname, xvalue);
 	if (prom_format_double(num, sizeof(num), v) < 0)
 		snprintf(num, sizeof(num), "NaN");
@@ -235,6 +264,10 @@ void promfmt__sample_u64(struct promfmt *w, const char *suffix, const struct pro
 {
 	char num[32];
 
+	if (w->pp) {
+		promproto__sample(w->pp, suffix, lbl, n, xname, xvalue, (double)v);
+		return;
+	}
 	sample_head(w, suffix, lbl, n, xname, xvalue);
 	snprintf(num, sizeof(num), "%" PRIu64 "\n", v);
 	puts_(w, num);
@@ -245,6 +278,10 @@ void promfmt__sample_i64(struct promfmt *w, const char *suffix, const struct pro
 {
 	char num[32];
 
+	if (w->pp) {
+		promproto__sample(w->pp, suffix, lbl, n, xname, xvalue, (double)v);
+		return;
+	}
 	sample_head(w, suffix, lbl, n, xname, xvalue);
 	snprintf(num, sizeof(num), "%" PRId64 "\n", v);
 	puts_(w, num);
@@ -256,6 +293,10 @@ void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t 
 	char le[64];
 	uint64_t cum = 0;
 
+	if (w->pp) {
+		promproto__hist_log2(w->pp, lbl, n, h, div);
+		return;
+	}
 	/* the last slot also takes everything above its bound: only +Inf is exact */
 	for (unsigned int k = 0; k + 1 < DMT_LOG2_SLOTS; k++) {
 		cum += h->slots[k];
@@ -280,6 +321,11 @@ void promfmt__hist_batch(struct promfmt *w, const struct prom_label *lbl, size_t
 	uint64_t cum = 0;
 	unsigned int i = 0;
 
+	if (w->pp) {
+		promproto__hist_batch(w->pp, lbl, n, h);
+		return;
+	}
+
 	/* batches are bounded by the pool's alloc cache (128): le=128 is exact */
 	for (unsigned int bound = 1; bound <= DMT_BATCH_MAX; bound *= 2) {
 		for (; i <= bound; i++)
@@ -296,6 +342,8 @@ void promfmt__hist_batch(struct promfmt *w, const struct prom_label *lbl, size_t
 
 const char *promfmt__text(const struct promfmt *w, size_t *len)
 {
+	if (w->pp)
+		return promproto__data(w->pp, len);	/* complete after promfmt__end() */
 	if (len)
 		*len = w->len;
 	return w->buf;
@@ -305,6 +353,8 @@ char *promfmt__take(struct promfmt *w, size_t *len)
 {
 	char *b;
 
+	if (w->pp)
+		return promproto__take(w->pp, len);
 	if (w->err) {
 		errno = -w->err;
 		return NULL;
@@ -321,5 +371,7 @@ char *promfmt__take(struct promfmt *w, size_t *len)
 
 int promfmt__err(const struct promfmt *w)
 {
+	if (w->pp)
+		return promproto__err(w->pp);
 	return w->err;
 }

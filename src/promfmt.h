@@ -29,6 +29,12 @@ struct prom_label {
 struct promfmt;
 
 struct promfmt *promfmt__new(void);
+/*
+ * The same calls, written as the protobuf format with native histograms
+ * (promproto.h); promfmt__text() is complete after promfmt__end().
+ */
+struct promfmt *promfmt__new_proto(void);
+int promfmt__end(struct promfmt *w);
 void promfmt__free(struct promfmt *w);
 
 /* Start a family; the strings must outlive the family's samples. */

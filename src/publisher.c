@@ -21,6 +21,9 @@ struct pubsnap {
 	char *text;			/* NULL until rendered */
 	size_t text_len;
 	int text_err;
+	char *proto;			/* the protobuf format: NULL until asked for */
+	size_t proto_len;
+	int proto_err;
 };
 
 struct publisher {
@@ -49,6 +52,7 @@ void pubsnap__put(struct pubsnap *p)
 	snapshot__free(p->snap);
 	pthread_mutex_destroy(&p->text_lock);
 	free(p->text);
+	free(p->proto);
 	free(p);
 }
 
@@ -158,6 +162,40 @@ out:
 	if (!err) {
 		*text = p->text;
 		*len = p->text_len;
+	}
+unlock:
+	pthread_mutex_unlock(&p->text_lock);
+	return err;
+}
+
+int pubsnap__proto(struct pubsnap *p, const char **data, size_t *len)
+{
+	struct expo_input in = { .snap = p->snap, .totals = &p->totals,
+				 .interval_s = p->interval_s, .collections = p->collections,
+				 .collection_errors = p->errors };
+	struct promfmt *w;
+	int err = 0;
+
+	pthread_mutex_lock(&p->text_lock);
+	if (p->proto || p->proto_err)
+		goto out;
+	w = promfmt__new_proto();
+	if (!w) {
+		err = -ENOMEM;	/* not sticky */
+		goto unlock;
+	}
+	p->proto_err = expo__render(w, &in);
+	if (!p->proto_err) {
+		p->proto = promfmt__take(w, &p->proto_len);
+		if (!p->proto)
+			p->proto_err = -errno;
+	}
+	promfmt__free(w);
+out:
+	err = p->proto_err;
+	if (!err) {
+		*data = p->proto;
+		*len = p->proto_len;
 	}
 unlock:
 	pthread_mutex_unlock(&p->text_lock);

@@ -44,6 +44,8 @@ struct pubsnap *publisher__get(struct publisher *pb);
 void pubsnap__put(struct pubsnap *p);
 /* Its exposition text (rendered on first use); 0 or -errno. Valid until put. */
 int pubsnap__text(struct pubsnap *p, const char **text, size_t *len);
+/* The same in the protobuf format (delimited MetricFamily messages). */
+int pubsnap__proto(struct pubsnap *p, const char **data, size_t *len);
 uint64_t pubsnap__published_ns(const struct pubsnap *p);
 uint64_t pubsnap__collections(const struct pubsnap *p);
 

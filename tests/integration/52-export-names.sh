@@ -71,6 +71,12 @@ while read -r name; do
 		present=$((present + 1))
 		continue
 	fi
+	# a histogram's bare name is its native series (protobuf scrapes): there when its classic one is
+	if [ "$name" = "$fam" ] && grep -q "^$fam histogram " "$TMPD/catalogue" &&
+	   grep -q "^${fam}_count[{ ]" "$TMPD/scrape.prom"; then
+		present=$((present + 1))
+		continue
+	fi
 	if echo "$HW_ONLY" | grep -qx "$fam"; then
 		hw=$((hw + 1))
 		log "absent (needs devmem hardware): $name"

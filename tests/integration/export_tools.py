@@ -120,7 +120,8 @@ def monotonic(name, want, paths):
     print("%s%s monotonic over %d scrapes, last %g" % (name, want, len(paths), prev))
 
 
-PROMQL_WORDS = {"sum", "by", "rate", "increase", "histogram_quantile", "time", "or", "and",
+PROMQL_WORDS = {"sum", "by", "rate", "increase", "histogram_quantile", "histogram_sum",
+                "histogram_count", "time", "or", "and",
                 "unless", "without", "on", "ignoring", "group_left", "group_right", "le",
                 "round", "abs", "max", "min", "avg", "count", "offset", "bool"}
 

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --web.config.file: TLS and basic auth in the Prometheus exporter-toolkit
+ * format (see webcfg.h for the API):
+ *
+ *   tls_server_config:
+ *     cert_file: server.crt          # relative paths: to the config file
+ *     key_file: server.key
+ *     client_auth_type: RequireAndVerifyClientCert
+ *     client_ca_file: ca.crt
+ *     min_version: TLS12             # or TLS13
+ *   basic_auth_users:
+ *     prometheus: $2y$10$...         # bcrypt (htpasswd -nBC 10 USER)
+ *
+ * What the toolkit has and devmemtop does not (max_version, cipher_suites,
+ * curve_preferences, client_allowed_sans, inline cert/key,
+ * http_server_config) is refused by name rather than ignored.
+ */
+#include <crypt.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
+#include <yaml.h>
+#include "webcfg.h"
+
+#define WEBCFG_FILE_MAX		(1 << 20)
+#define MAC_LEN			32	/* HMAC-SHA256 */
+
+enum client_auth {
+	CA_NONE,		/* NoClientCert */
+	CA_REQUEST,		/* RequestClientCert */
+	CA_REQUIRE_ANY,		/* RequireAnyClientCert */
+	CA_VERIFY_IF_GIVEN,	/* VerifyClientCertIfGiven */
+	CA_REQUIRE_VERIFY,	/* RequireAndVerifyClientCert */
+};
+
+static const char *const client_auth_names[] = {
+	[CA_NONE] = "NoClientCert",
+	[CA_REQUEST] = "RequestClientCert",
+	[CA_REQUIRE_ANY] = "RequireAnyClientCert",
+	[CA_VERIFY_IF_GIVEN] = "VerifyClientCertIfGiven",
+	[CA_REQUIRE_VERIFY] = "RequireAndVerifyClientCert",
+};
+
+struct web_user {
+	char *name;
+	char *hash;
+	bool ok;			/* ok_mac is the last password that matched */
+	unsigned char ok_mac[MAC_LEN];
+};
+
+struct webcfg {
+	bool tls;
+	char *cert, *key, *ca;		/* PEM, NUL-terminated */
+	enum client_auth client_auth;
+	bool tls13;			/* min_version: TLS13 */
+	struct web_user *users;
+	size_t n_users;
+	pthread_mutex_t lock;		/* users[].ok and ok_mac */
+	unsigned char mac_key[32];
+};
+
+struct loader {
+	const char *path;
+	char dir[PATH_MAX];
+	yaml_document_t *doc;
+	struct webcfg *w;
+	char *msg;
+	size_t msglen;
+};
+
+static int bad(struct loader *l, const yaml_node_t *n, const char *field, const char *fmt, ...)
+{
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (n)
+		snprintf(l->msg, l->msglen, "web config %s:%lu: %s: %s", l->path,
+			 (unsigned long)n->start_mark.line + 1, field, what);
+	else
+		snprintf(l->msg, l->msglen, "web config %s: %s: %s", l->path, field, what);
+	return -EINVAL;
+}
+
+/* A whole small file as a NUL-terminated string; 0 or -errno. */
+static int read_text(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t n;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	buf = malloc(WEBCFG_FILE_MAX + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = fread(buf, 1, WEBCFG_FILE_MAX + 1, f);
+	if (ferror(f))
+		err = -EIO;
+	else if (n > WEBCFG_FILE_MAX)
+		err = -EFBIG;
+	if (err) {
+		free(buf);
+		goto out;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+out:
+	fclose(f);
+	return err;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static bool is_null(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+
+	return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       (!*s || !strcmp(s, "~") || !strcmp(s, "null"));
+}
+
+/* A file named by field: read relative to the config file's directory. */
+static int load_file(struct loader *l, const yaml_node_t *v, const char *field, char **out)
+{
+	const char *name = scalar(v);
+	char path[PATH_MAX * 2];
+	int err;
+
+	if (!name || !*name)
+		return bad(l, v, field, "want a file name");
+	if (name[0] == '/' || !l->dir[0])
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "%s%s", l->dir, name);	/* dir ends in / */
+	free(*out);
+	*out = NULL;
+	err = read_text(path, out, NULL);
+	if (err)
+		return bad(l, v, field, "cannot read %s: %s", path,
+			   err == -EFBIG ? "larger than 1 MiB" : strerror(-err));
+	return 0;
+}
+
+static int parse_tls(struct loader *l, yaml_node_t *m)
+{
+	static const char *const unsupported[] = {
+		"max_version", "cipher_suites", "curve_preferences", "prefer_server_cipher_suites",
+		"client_allowed_sans", "cert", "key", "client_ca",
+	};
+	yaml_node_t *cert_n = NULL, *ca_n = NULL, *auth_n = NULL;
+	struct webcfg *w = l->w;
+	yaml_node_pair_t *p;
+	bool auth_set = false;
+	int err;
+
+	if (is_null(m))
+		return 0;
+	if (m->type != YAML_MAPPING_NODE)
+		return bad(l, m, "tls_server_config", "want a mapping");
+	for (p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+		const char *key = scalar(k);
+		char field[96];
+
+		if (!key)
+			return bad(l, k, "tls_server_config", "keys must be plain names");
+		snprintf(field, sizeof(field), "tls_server_config.%s", key);
+		if (!strcmp(key, "cert_file")) {
+			cert_n = v;
+			err = load_file(l, v, field, &w->cert);
+		} else if (!strcmp(key, "key_file")) {
+			err = load_file(l, v, field, &w->key);
+		} else if (!strcmp(key, "client_ca_file")) {
+			ca_n = v;
+			err = load_file(l, v, field, &w->ca);
+		} else if (!strcmp(key, "client_auth_type")) {
+			const char *s = scalar(v);
+			size_t i;
+
+			auth_n = v;
+			for (i = 0; s && i < sizeof(client_auth_names) / sizeof(*client_auth_names); i++)
+				if (!strcmp(s, client_auth_names[i]))
+					break;
+			if (!s || i == sizeof(client_auth_names) / sizeof(*client_auth_names))
+				return bad(l, v, field, "unknown '%s' (want NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven or RequireAndVerifyClientCert)",
+					   s ? s : "");
+			w->client_auth = i;
+			auth_set = true;
+			err = 0;
+		} else if (!strcmp(key, "min_version")) {
+			const char *s = scalar(v);
+
+			if (s && !strcmp(s, "TLS13"))
+				w->tls13 = true;
+			else if (!s || strcmp(s, "TLS12"))
+				return bad(l, v, field, "want TLS12 or TLS13, not '%s'", s ? s : "");
+			err = 0;
+		} else {
+			for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++)
+				if (!strcmp(key, unsupported[i]))
+					return bad(l, k, field, "not supported by devmemtop");
+			return bad(l, k, field, "unknown field");
+		}
+		if (err)
+			return err;
+	}
+	if (!w->cert && !w->key && !w->ca && !auth_set)
+		return 0;	/* as the toolkit: an empty section means plain HTTP */
+	if (!w->cert)
+		return bad(l, m, "tls_server_config.cert_file", "missing");
+	if (!w->key)
+		return bad(l, m, "tls_server_config.key_file", "missing");
+	if (w->ca && w->client_auth == CA_NONE)
+		return bad(l, ca_n, "tls_server_config.client_ca_file",
+			   "set, but client_auth_type is NoClientCert (no client certificate is asked for)");
+	if (!w->ca && (w->client_auth == CA_VERIFY_IF_GIVEN || w->client_auth == CA_REQUIRE_VERIFY))
+		return bad(l, auth_n, "tls_server_config.client_ca_file",
+			   "missing: client_auth_type %s verifies client certificates against it",
+			   client_auth_names[w->client_auth]);
+	w->tls = true;
+
+	/* let GnuTLS check the files now, not at the first connection */
+	{
+		gnutls_certificate_credentials_t cred;
+		gnutls_datum_t c = { (unsigned char *)w->cert, strlen(w->cert) };
+		gnutls_datum_t k = { (unsigned char *)w->key, strlen(w->key) };
+		int rc;
+
+		if (gnutls_certificate_allocate_credentials(&cred) < 0)
+			return bad(l, m, "tls_server_config", "out of memory");
+		rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+		if (rc < 0) {
+			gnutls_certificate_free_credentials(cred);
+			return bad(l, cert_n, "tls_server_config.cert_file/key_file",
+				   "not a PEM certificate and its private key: %s",
+				   gnutls_strerror(rc));
+		}
+		if (w->ca) {
+			gnutls_datum_t a = { (unsigned char *)w->ca, strlen(w->ca) };
+
+			rc = gnutls_certificate_set_x509_trust_mem(cred, &a, GNUTLS_X509_FMT_PEM);
+			if (rc <= 0) {
+				gnutls_certificate_free_credentials(cred);
+				return bad(l, ca_n, "tls_server_config.client_ca_file",
+					   "no PEM CA certificate in it%s%s",
+					   rc < 0 ? ": " : "", rc < 0 ? gnutls_strerror(rc) : "");
+			}
+		}
+		gnutls_certificate_free_credentials(cred);
+	}
+	return 0;
+}
+
+static int parse_users(struct loader *l, yaml_node_t *m)
+{
+	struct webcfg *w = l->w;
+	struct crypt_data *cd;
+	yaml_node_pair_t *p;
+	size_t n;
+	int err = 0;
+
+	if (is_null(m))
+		return 0;
+	if (m->type != YAML_MAPPING_NODE)
+		return bad(l, m, "basic_auth_users", "want a mapping of user names to bcrypt hashes");
+	n = m->data.mapping.pairs.top - m->data.mapping.pairs.start;
+	w->users = calloc(n ? n : 1, sizeof(*w->users));
+	cd = calloc(1, sizeof(*cd));
+	if (!w->users || !cd) {
+		free(cd);
+		return bad(l, m, "basic_auth_users", "out of memory");
+	}
+	for (p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+		const char *user = scalar(k), *hash = scalar(v), *out;
+		char field[160];
+
+		if (!user || !*user || strchr(user, ':')) {
+			err = bad(l, k, "basic_auth_users", "a user name must be a non-empty string without ':'");
+			goto out;
+		}
+		snprintf(field, sizeof(field), "basic_auth_users.%.128s", user);
+		for (size_t i = 0; i < w->n_users; i++) {
+			if (!strcmp(w->users[i].name, user)) {
+				err = bad(l, k, field, "listed twice");
+				goto out;
+			}
+		}
+		if (!hash || (strncmp(hash, "$2a$", 4) && strncmp(hash, "$2b$", 4) &&
+			      strncmp(hash, "$2y$", 4))) {
+			err = bad(l, v, field, "want a bcrypt hash ($2a$, $2b$ or $2y$; htpasswd -nB)");
+			goto out;
+		}
+		/* libxcrypt answers a malformed setting with a "*" string */
+		out = crypt_rn("", hash, cd, sizeof(*cd));
+		if (!out || out[0] == '*') {
+			err = bad(l, v, field, "not a valid bcrypt hash");
+			goto out;
+		}
+		w->users[w->n_users].name = strdup(user);
+		w->users[w->n_users].hash = strdup(hash);
+		if (!w->users[w->n_users].name || !w->users[w->n_users].hash) {
+			w->n_users++;
+			err = bad(l, v, field, "out of memory");
+			goto out;
+		}
+		w->n_users++;
+	}
+out:
+	free(cd);
+	return err;
+}
+
+int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen)
+{
+	struct loader l = { .path = path, .msg = msg, .msglen = msglen };
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	bool parser_ok = false, doc_ok = false;
+	const char *slash;
+	yaml_node_t *root;
+	yaml_node_pair_t *p;
+	char *text = NULL;
+	size_t len;
+	int err;
+
+	*out = NULL;
+	l.w = calloc(1, sizeof(*l.w));
+	if (!l.w) {
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&l.w->lock, NULL);
+	slash = strrchr(path, '/');
+	if (slash)
+		snprintf(l.dir, sizeof(l.dir), "%.*s", (int)(slash - path + 1), path);
+	err = read_text(path, &text, &len);
+	if (err) {
+		snprintf(msg, msglen, "cannot read web config %s: %s", path,
+			 err == -EFBIG ? "larger than 1 MiB" : strerror(-err));
+		goto out;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		err = bad(&l, NULL, "yaml", "out of memory");
+		goto out;
+	}
+	parser_ok = true;
+	yaml_parser_set_input_string(&parser, (unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(msg, msglen, "web config %s:%lu: not valid YAML: %s", path,
+			 (unsigned long)parser.problem_mark.line + 1,
+			 parser.problem ? parser.problem : "parse error");
+		err = -EINVAL;
+		goto out;
+	}
+	doc_ok = true;
+	l.doc = &doc;
+	root = yaml_document_get_root_node(&doc);
+	if (root && !is_null(root)) {
+		if (root->type != YAML_MAPPING_NODE) {
+			err = bad(&l, root, "top level", "want a mapping (tls_server_config, basic_auth_users)");
+			goto out;
+		}
+		for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+			yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+			yaml_node_t *v = yaml_document_get_node(&doc, p->value);
+			const char *key = scalar(k);
+
+			if (key && !strcmp(key, "tls_server_config"))
+				err = parse_tls(&l, v);
+			else if (key && !strcmp(key, "basic_auth_users"))
+				err = parse_users(&l, v);
+			else if (key && !strcmp(key, "http_server_config"))
+				err = bad(&l, k, key, "not supported by devmemtop");
+			else
+				err = bad(&l, k, key ? key : "top level", "unknown field");
+			if (err)
+				goto out;
+		}
+	}
+	if (gnutls_rnd(GNUTLS_RND_KEY, l.w->mac_key, sizeof(l.w->mac_key)) < 0) {
+		err = bad(&l, NULL, "basic_auth_users", "no random key");
+		goto out;
+	}
+	*out = l.w;
+	l.w = NULL;
+out:
+	if (doc_ok)
+		yaml_document_delete(&doc);
+	if (parser_ok)
+		yaml_parser_delete(&parser);
+	free(text);
+	webcfg__free(l.w);
+	return err;
+}
+
+void webcfg__free(struct webcfg *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n_users; i++) {
+		free(w->users[i].name);
+		free(w->users[i].hash);
+	}
+	free(w->users);
+	free(w->cert);
+	if (w->key) {
+		explicit_bzero(w->key, strlen(w->key));
+		free(w->key);
+	}
+	free(w->ca);
+	pthread_mutex_destroy(&w->lock);
+	explicit_bzero(w, sizeof(*w));
+	free(w);
+}
+
+bool webcfg__tls(const struct webcfg *w)
+{
+	return w && w->tls;
+}
+
+bool webcfg__auth(const struct webcfg *w)
+{
+	return w && (w->n_users || (w->tls && (w->client_auth == CA_REQUIRE_VERIFY)));
+}
+
+unsigned int webcfg__mhd_options(const struct webcfg *w, struct MHD_OptionItem *items, size_t n)
+{
+	size_t i = 0;
+
+	if (n < 6)
+		return 0;
+	if (webcfg__tls(w)) {
+		items[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, w->cert };
+		items[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, w->key };
+		if (w->ca)
+			items[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, w->ca };
+		/* the toolkit's default minimum is TLS 1.2 */
+		items[i++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
+			w->tls13 ? "NORMAL:-VERS-ALL:+VERS-TLS1.3" :
+				   "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" };
+	}
+	items[i] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	return webcfg__tls(w) ? MHD_USE_TLS : 0;
+}
+
+static gnutls_session_t tls_session(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	return ci ? (gnutls_session_t)ci->tls_session : NULL;
+}
+
+/*
+ * Run by GnuTLS in the handshake, once the client's certificate message is
+ * in: non-zero ends the handshake. gnutls_session_set_verify_cert() would
+ * also refuse a client that sends none, which VerifyClientCertIfGiven allows.
+ */
+static int verify_peer(gnutls_session_t s, bool required)
+{
+	unsigned int n = 0, status = ~0U;
+
+	if (!gnutls_certificate_get_peers(s, &n) || !n)
+		return required ? -1 : 0;
+	if (gnutls_certificate_verify_peers2(s, &status) < 0 || status)
+		return -1;
+	return 0;
+}
+
+static int verify_if_given(gnutls_session_t s)
+{
+	return verify_peer(s, false);
+}
+
+static int verify_required(gnutls_session_t s)
+{
+	return verify_peer(s, true);
+}
+
+void webcfg__conn_started(const struct webcfg *w, struct MHD_Connection *c)
+{
+	gnutls_session_t s;
+
+	if (!webcfg__tls(w) || w->client_auth == CA_NONE)
+		return;
+	s = tls_session(c);
+	if (!s)
+		return;	/* webcfg__authorize() refuses its requests */
+	gnutls_certificate_server_set_request(s, w->client_auth == CA_REQUIRE_ANY ||
+					      w->client_auth == CA_REQUIRE_VERIFY ?
+					      GNUTLS_CERT_REQUIRE : GNUTLS_CERT_REQUEST);
+	/* a certificate that does not verify fails the handshake */
+	if (w->client_auth == CA_VERIFY_IF_GIVEN)
+		gnutls_session_set_verify_function(s, verify_if_given);
+	else if (w->client_auth == CA_REQUIRE_VERIFY)
+		gnutls_session_set_verify_function(s, verify_required);
+}
+
+static bool equal_ct(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= x[i] ^ y[i];
+	return !d;
+}
+
+/*
+ * The client certificate, checked again per request: the handshake should
+ * have refused a missing or unverified one already; this holds even if
+ * the per-connection policy could not be set.
+ */
+static bool client_cert_ok(const struct webcfg *w, struct MHD_Connection *c)
+{
+	gnutls_session_t s;
+	unsigned int n = 0, status = ~0U;
+	bool verify;
+
+	if (!webcfg__tls(w) || w->client_auth == CA_NONE || w->client_auth == CA_REQUEST)
+		return true;
+	s = tls_session(c);
+	if (!s)
+		return false;
+	verify = w->client_auth == CA_VERIFY_IF_GIVEN || w->client_auth == CA_REQUIRE_VERIFY;
+	if (!gnutls_certificate_get_peers(s, &n) || !n)
+		return w->client_auth == CA_VERIFY_IF_GIVEN;
+	if (!verify)
+		return true;
+	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
+}
+
+int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c)
+{
+	unsigned char mac[MAC_LEN];
+	struct web_user *u = NULL;
+	char *user, *pass = NULL;
+	bool ok = false;
+
+	if (!w)
+		return 0;
+	if (!client_cert_ok(w, c))
+		return MHD_HTTP_FORBIDDEN;
+	if (!w->n_users)
+		return 0;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	if (!user || !pass)
+		goto out;
+	for (size_t i = 0; i < w->n_users; i++)
+		if (!strcmp(w->users[i].name, user))
+			u = &w->users[i];
+	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, w->mac_key, sizeof(w->mac_key), pass,
+			     strlen(pass), mac) < 0)
+		goto out;
+	if (u) {
+		pthread_mutex_lock(&w->lock);
+		ok = u->ok && equal_ct(u->ok_mac, mac, sizeof(mac));
+		pthread_mutex_unlock(&w->lock);
+	}
+	if (!ok) {
+		struct crypt_data *cd = calloc(1, sizeof(*cd));
+		/* an unknown user costs a bcrypt too: no timing tells names apart */
+		const char *hash = u ? u->hash : w->users[0].hash;
+		const char *h = cd ? crypt_rn(pass, hash, cd, sizeof(*cd)) : NULL;
+
+		ok = u && h && h[0] != '*' && strlen(h) == strlen(hash) &&
+		     equal_ct(h, hash, strlen(hash));
+		if (cd) {
+			explicit_bzero(cd, sizeof(*cd));
+			free(cd);
+		}
+		if (ok) {
+			pthread_mutex_lock(&w->lock);
+			memcpy(u->ok_mac, mac, sizeof(mac));
+			u->ok = true;
+			pthread_mutex_unlock(&w->lock);
+		}
+	}
+out:
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok ? 0 : MHD_HTTP_UNAUTHORIZED;
+}
