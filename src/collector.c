@@ -35,6 +35,9 @@ enum prog_group {
 	PG_FENTRY,	/* devmem allocator fentry/fexit */
 	PG_DEVMEM_TP,	/* devmem tracepoints (our series) */
 	PG_WALK,	/* binding walk */
+	PG_TOK_TP,	/* frag token tracepoints (kernel-patches/0009) */
+	PG_TOK_FENTRY,	/* frag tokens: recvmsg, cmsg writer, DONTNEED */
+	PG_TOK,		/* frag tokens: socket destroy (both sources) */
 };
 
 struct prog_desc {
@@ -65,6 +68,15 @@ static const struct prog_desc progs[] = {
 	{ "dm_alloc_fail",	PK_TP_BTF, "devmem_alloc_fail",		PG_DEVMEM_TP },
 	{ "dm_niov_free",	PK_TP_BTF, "devmem_niov_free",		PG_DEVMEM_TP },
 	{ "dm_dontneed",	PK_TP_BTF, "devmem_dontneed",		PG_DEVMEM_TP },
+	{ "tok_tp_recv",	PK_TP_BTF, "devmem_token_recv",		PG_TOK_TP },
+	{ "tok_tp_dontneed",	PK_TP_BTF, "devmem_token_dontneed",	PG_TOK_TP },
+	{ "tok_tp_release",	PK_TP_BTF, "devmem_token_release",	PG_TOK_TP },
+	{ "tok_destroy",	PK_TP_BTF, "tcp_destroy_sock",		PG_TOK },
+	{ "tok_recvmsg_entry",	PK_FENTRY, "tcp_recvmsg",		PG_TOK_FENTRY },
+	{ "tok_recvmsg_exit",	PK_FEXIT,  "tcp_recvmsg",		PG_TOK_FENTRY },
+	{ "tok_cmsg_exit",	PK_FEXIT,  "put_cmsg_notrunc",		PG_TOK_FENTRY },
+	{ "tok_dontneed_entry",	PK_FENTRY, "sock_devmem_dontneed",	PG_TOK_FENTRY },
+	{ "tok_dontneed_exit",	PK_FEXIT,  "sock_devmem_dontneed",	PG_TOK_FENTRY },
 };
 
 #define N_PROGS ARRAY_SIZE(progs)
@@ -102,6 +114,9 @@ struct collector {
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
 	uint64_t devmem_alloc_fn;	/* mp_dmabuf_devmem_alloc_netmems */
 	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
+	bool tok_fallback;	/* tokens from the cmsg writer, not 0009's tracepoints */
+	struct tok_agg tok_agg;		/* this snapshot's token counts */
+	struct dmt_tok_stats tok_stats;
 
 	struct pool_prev *prev;
 	size_t n_prev;
@@ -135,6 +150,8 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_BIND_LEAKS]		= "binding_leaks",
 	[DMT_M_DONTNEED_TOKENS]		= "dontneed_tokens",
 	[DMT_M_NETLINK]			= "netlink_page_pools",
+	[DMT_M_RECVMSG_TOKENS]		= "recvmsg_tokens",
+	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
 };
 
 const char *dmt_metric_name(enum dmt_metric m)
@@ -349,6 +366,59 @@ static void prefer_devmem_tracepoints(struct collector *c)
 	}
 }
 
+static bool group_wanted(const struct collector *c, enum prog_group g)
+{
+	for (size_t i = 0; i < N_PROGS; i++)
+		if (progs[i].group == g && !c->ps[i].wanted)
+			return false;
+	return true;
+}
+
+static void unwant(struct collector *c, const char *name, const char *why)
+{
+	for (size_t i = 0; i < N_PROGS; i++) {
+		if (strcmp(progs[i].name, name) || !c->ps[i].wanted)
+			continue;
+		c->ps[i].wanted = false;
+		snprintf(c->ps[i].why, sizeof(c->ps[i].why), "%s", why);
+		coll_log(c, 1, "skip  %-20s %s", name, why);
+	}
+}
+
+/*
+ * Frag tokens come from 0009's tracepoints where the kernel has them, else
+ * from the cmsg writer (fexit/put_cmsg_notrunc), which only makes sense
+ * with the DONTNEED reader and the recvmsg socket stash next to it: a
+ * tracker that sees tokens go out but not come back would only fill up.
+ */
+static void choose_token_source(struct collector *c)
+{
+	static const char *const need[] = { "tok_recvmsg_entry", "tok_dontneed_entry" };
+
+	if (group_wanted(c, PG_TOK_TP)) {
+		c->tok_fallback = false;
+		unwant(c, "tok_cmsg_exit", "not needed: devmem_token_* tracepoints cover it");
+		return;
+	}
+	c->tok_fallback = true;
+	unwant(c, "tok_tp_recv", "fallback in use: not every devmem_token_* tracepoint is here");
+	unwant(c, "tok_tp_dontneed", "fallback in use: not every devmem_token_* tracepoint is here");
+	unwant(c, "tok_tp_release", "fallback in use: not every devmem_token_* tracepoint is here");
+	for (size_t k = 0; k < ARRAY_SIZE(need); k++) {
+		const struct prog_state *s = NULL;
+
+		for (size_t i = 0; i < N_PROGS; i++)
+			if (!strcmp(progs[i].name, need[k]))
+				s = &c->ps[i];
+		if (s && !s->wanted) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "needs %s: %.120s", need[k], s->why);
+			unwant(c, "tok_cmsg_exit", why);
+		}
+	}
+}
+
 /* ---- kernel facts ------------------------------------------------------- */
 
 static void read_kallsyms(struct collector *c)
@@ -423,6 +493,7 @@ static int open_and_load(struct collector *c)
 		c->skel->rodata->io_uring_alloc_fn = c->io_uring_alloc_fn;
 		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
 		c->skel->rodata->use_devmem_tp = false;
+		c->skel->rodata->tok_fallback = c->tok_fallback;
 		for (size_t i = 0; i < N_PROGS; i++) {
 			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
 									 progs[i].name);
@@ -445,7 +516,10 @@ static int open_and_load(struct collector *c)
 		bool dropped = false;
 
 		for (size_t i = 0; i < N_PROGS; i++) {
-			if (progs[i].group != drop && !(attempt == 1 && progs[i].group == PG_WALK))
+			enum prog_group g = progs[i].group;
+
+			if (g != drop && !(attempt == 0 && g == PG_TOK_FENTRY) &&
+			    !(attempt == 1 && (g == PG_WALK || g == PG_TOK_TP || g == PG_TOK)))
 				continue;
 			if (!c->ps[i].wanted)
 				continue;
@@ -514,6 +588,55 @@ static void set_avail(struct dmt_availability *a, bool ok, const char *source, c
 		snprintf(a->reason, sizeof(a->reason), "%s", why);
 }
 
+/* "fexit/put_cmsg_notrunc" for a program's name. */
+static const char *prog_target(const struct collector *c, const char *name)
+{
+	static char buf[48];
+
+	for (size_t i = 0; i < N_PROGS; i++)
+		if (!strcmp(progs[i].name, name))
+			snprintf(buf, sizeof(buf), "%s/%s", progs[i].kind == PK_FEXIT ? "fexit" :
+				 progs[i].kind == PK_FENTRY ? "fentry" : "tp_btf", progs[i].target);
+	return buf;
+}
+
+/* Does the token tracker see every hand-out, return and release? */
+static bool tokens_tracked(const struct collector *c)
+{
+	if (!attached(c, "tok_destroy"))
+		return false;
+	if (!c->tok_fallback)
+		return attached(c, "tok_tp_recv") && attached(c, "tok_tp_dontneed") &&
+		       attached(c, "tok_tp_release");
+	return attached(c, "tok_recvmsg_entry") && attached(c, "tok_cmsg_exit") &&
+	       attached(c, "tok_dontneed_entry");
+}
+
+static void tokens_availability(const struct collector *c, struct dmt_availability *av)
+{
+	const char *src = c->tok_fallback ?
+		"fexit/put_cmsg_notrunc, fentry/tcp_recvmsg+sock_devmem_dontneed" :
+		"tp_btf/devmem_token_* (kernel-patches/0009)";
+	const char *missing = !attached(c, "tok_cmsg_exit") ? "tok_cmsg_exit" :
+			      !attached(c, "tok_recvmsg_entry") ? "tok_recvmsg_entry" :
+			      "tok_dontneed_entry";
+	char why[160];
+
+	if (!attached(c, "tok_destroy"))
+		snprintf(why, sizeof(why), "tcp_destroy_sock: %s", why_not(c, "tok_destroy"));
+	else if (!c->tok_fallback)
+		snprintf(why, sizeof(why), "devmem_token_*: %s", why_not(c, "tok_tp_recv"));
+	else
+		snprintf(why, sizeof(why), "no devmem_token_* tracepoints (0009); fallback %s: %.60s", prog_target(c, missing), why_not(c, missing));
+	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], tokens_tracked(c), src, why);
+	set_avail(&av[DMT_M_RECVMSG_TOKENS], tokens_tracked(c) && attached(c, "tok_recvmsg_exit"),
+		  "fexit/tcp_recvmsg", tokens_tracked(c) ? why_not(c, "tok_recvmsg_exit") : why);
+	set_avail(&av[DMT_M_DONTNEED_COST], attached(c, "tok_dontneed_entry") &&
+		  attached(c, "tok_dontneed_exit"), "fentry+fexit/sock_devmem_dontneed",
+		  why_not(c, attached(c, "tok_dontneed_entry") ? "tok_dontneed_exit" :
+			  "tok_dontneed_entry"));
+}
+
 /* Which metrics the attached programs can give: one place, used everywhere. */
 static void fill_availability(const struct collector *c, struct dmt_availability *av)
 {
@@ -538,6 +661,8 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 	if (!c->have_devmem) {
 		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
 			set_avail(&av[m], false, "", nodev);
+		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", nodev);
+		set_avail(&av[DMT_M_DONTNEED_COST], false, "", nodev);
 	} else {
 		if (tp)
 			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
@@ -553,9 +678,7 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, "pp_hold") &&
 			  attached(c, "pp_release"), "sum of the binding's pools' inflight",
 			  why_not(c, "pp_release"));
-		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",
-			  "no hook: tokens are handed to user space inside tcp_recvmsg without a "
-			  "tracepoint or traceable function");
+		tokens_availability(c, av);
 		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
 			  attached(c, "mp_alloc_entry") && attached(c, "mp_alloc_exit"),
 			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
@@ -648,9 +771,10 @@ struct collector *collector__new(const struct collector_opts *opts)
 	probe_all(c);
 	if (c->opts.force_mode == DMT_MODE_TP_ONLY || c->opts.force_mode == DMT_MODE_FENTRY) {
 		for (size_t i = 0; i < N_PROGS; i++) {
-			bool drop = progs[i].group == PG_DEVMEM_TP ||
+			enum prog_group g = progs[i].group;
+			bool drop = g == PG_DEVMEM_TP || g == PG_TOK_TP ||
 				    (c->opts.force_mode == DMT_MODE_TP_ONLY &&
-				     progs[i].group == PG_FENTRY);
+				     (g == PG_FENTRY || g == PG_TOK_FENTRY));
 
 			if (drop && c->ps[i].wanted) {
 				c->ps[i].wanted = false;
@@ -660,6 +784,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 	}
 
 	prefer_devmem_tracepoints(c);
+	choose_token_source(c);
 	err = open_and_load(c);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s", strerror(-err),
@@ -1020,6 +1145,7 @@ static struct dmt_binding_snap *binding_add(struct dmt_snapshot *s, uint32_t id)
 	b->alive = true;
 	b->layout = "unknown";
 	b->total_niovs = b->free_niovs = b->in_pools = b->held_by_sockets = -1;
+	b->held_tokens = -1;
 	b->out_at_unbind = b->out_at_free = -1;
 	b->occupancy = -1;
 	return b;
@@ -1052,6 +1178,148 @@ static int addr_set(struct addr_vec *a, size_t i, uint64_t addr)
 	if (addr)
 		a->v[i] = addr;
 	return 0;
+}
+
+/* Every entry of the token map, with batched lookups. */
+static int read_token_map(struct collector *c, struct dmt_tok_entry **out, size_t *n_out)
+{
+	int fd = bpf_map__fd(c->skel->maps.tok_map);
+	struct dmt_tok_key *keys = NULL;
+	struct dmt_tok_val *vals = NULL;
+	struct dmt_tok_entry *e = NULL;
+	__u32 batch = 4096, cnt;
+	__u64 in = 0, outb = 0;
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	keys = calloc(batch, sizeof(*keys));
+	vals = calloc(batch, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+		int r;
+
+		cnt = batch;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &in, &outb, keys, vals, &cnt, &bo);
+		if (r && errno != ENOENT) {
+			err = -errno;
+			goto out;
+		}
+		if (n + cnt > cap) {
+			size_t ncap = (n + cnt) * 2;
+			void *ne = realloc(e, ncap * sizeof(*e));
+
+			if (!ne) {
+				err = -ENOMEM;
+				goto out;
+			}
+			e = ne;
+			cap = ncap;
+		}
+		for (__u32 i = 0; i < cnt; i++) {
+			e[n].key = keys[i];
+			e[n].val = vals[i];
+			n++;
+		}
+		if (r)
+			break;	/* ENOENT: that was the last batch */
+		in = outb;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	if (err) {
+		free(e);
+		return err;
+	}
+	*out = e;
+	*n_out = n;
+	return 0;
+}
+
+static int read_tokens(struct collector *c, struct dmt_snapshot *s)
+{
+	int hfd = bpf_map__fd(c->skel->maps.holders);
+	struct dmt_holder *hs = NULL;
+	struct dmt_tok_entry *toks = NULL;
+	size_t n = 0, nh = 0;
+	__u64 key, next;
+	__u32 zero = 0;
+	int err;
+
+	tok_agg__free(&c->tok_agg);
+	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
+	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
+	if (!ps_by_name(c, "tok_destroy")->loaded)
+		return 0;
+	err = read_token_map(c, &toks, &n);
+	if (err)
+		return err;
+	hs = calloc(DMT_MAX_HOLDERS, sizeof(*hs));
+	if (!hs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int r = bpf_map_get_next_key(hfd, NULL, &next); !r && nh < DMT_MAX_HOLDERS;
+	     r = bpf_map_get_next_key(hfd, &key, &next)) {
+		key = next;
+		if (!bpf_map_lookup_elem(hfd, &key, &hs[nh]))
+			nh++;
+	}
+	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
+	if (err)
+		goto out;
+	if (c->tok_agg.n_holders) {
+		s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
+		if (!s->holders) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
+		s->n_holders = c->tok_agg.n_holders;
+	}
+out:
+	free(toks);
+	free(hs);
+	return err;
+}
+
+/*
+ * Held tokens and niovs of a binding the tracker may know: exact only when
+ * it saw the binding created (hence every token since) and lost none.
+ */
+static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
+			 const struct dmt_binding *v)
+{
+	const struct tok_binding_held *h;
+
+	b->held_tokens = b->held_by_sockets = -1;
+	b->held_why = NULL;
+	if (!tokens_tracked(c))
+		return;	/* the availability says why */
+	if (!v || !(v->flags & DMT_BIND_SEEN_CREATE)) {
+		b->held_why = "binding created before devmemtop attached: earlier tokens unseen";
+		return;
+	}
+	if (v->tok_lost) {
+		b->held_why = "token map full: some tokens were not tracked";
+		return;
+	}
+	if (c->tok_fallback && (c->tok_stats.dontneed_mismatch || c->tok_stats.no_socket)) {
+		b->held_why = c->tok_stats.no_socket ?
+			"fallback: a token cmsg was written outside tcp_recvmsg" :
+			"fallback: a DONTNEED freed other tokens than the ranges named";
+		return;
+	}
+	h = tok_agg__binding(&c->tok_agg, b->id);
+	b->held_tokens = h ? (int64_t)h->tokens : 0;
+	b->held_by_sockets = h ? (int64_t)h->niovs : 0;
 }
 
 static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct addr_vec *addrs)
@@ -1088,6 +1356,10 @@ static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct 
 		b->free_niovs_count = v.free_niovs_cnt;
 		b->out_at_unbind = v.out_at_unbind;
 		b->out_at_free = v.out_at_free;
+		b->tok_handed = v.tok_handed;
+		b->tok_returned = v.tok_returned;
+		b->tok_released = v.tok_released;
+		binding_held(c, b, &v);
 		copy_log2(&b->alloc_lat_ns, &v.alloc_lat);
 		copy_log2(&b->alloc_lat_niov_ns, &v.alloc_lat_niov);
 		copy_log2(&b->free_lat_ns, &v.free_lat);
@@ -1159,6 +1431,8 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 		}
 		if (b->in_pools < 0 && attached(c, "pp_hold"))
 			b->in_pools = 0;
+		if (b->held_tokens < 0 && !b->held_why)
+			binding_held(c, b, NULL);
 		if (b->total_niovs > 0 && b->free_niovs >= 0)
 			b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
 	}
@@ -1222,6 +1496,9 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 		goto err_free;
 	merge_netlink(c, s);
 	rates(c, s);
+	err = read_tokens(c, s);
+	if (err)
+		goto err_free;
 	err = read_bindings(c, s);
 	if (err)
 		goto err_free;
@@ -1262,5 +1539,6 @@ void collector__free(struct collector *c)
 		free(c->log[i]);
 	free(c->log);
 	free(c->prev);
+	tok_agg__free(&c->tok_agg);
 	free(c);
 }

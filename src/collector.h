@@ -22,6 +22,7 @@
 #include <linux/types.h>
 #include "devmemtop.h"
 #include "hist.h"
+#include "tokens.h"
 
 /* Metrics whose availability depends on what attached. */
 enum dmt_metric {
@@ -42,6 +43,8 @@ enum dmt_metric {
 	DMT_M_BIND_LEAKS,		/* niovs out at unbind / free */
 	DMT_M_DONTNEED_TOKENS,		/* SO_DEVMEM_DONTNEED tokens */
 	DMT_M_NETLINK,			/* netdev genl page-pool-get */
+	DMT_M_RECVMSG_TOKENS,		/* frag tokens per tcp_recvmsg */
+	DMT_M_DONTNEED_COST,		/* tokens and latency per DONTNEED call */
 	DMT_M__COUNT,
 };
 
@@ -117,7 +120,9 @@ struct dmt_binding_snap {
 	int64_t total_niovs;		/* -1 unknown */
 	int64_t free_niovs;		/* -1 unknown */
 	int64_t in_pools;		/* sum of its pools' inflight, -1 unknown */
-	int64_t held_by_sockets;	/* -1 unknown */
+	int64_t held_by_sockets;	/* niovs behind held tokens, -1 unknown */
+	int64_t held_tokens;		/* frag tokens user space holds, -1 unknown */
+	const char *held_why;		/* why both are unknown, NULL when known */
 	double occupancy;		/* (total - free) / total, -1 unknown */
 	uint32_t pools;			/* page pools using it */
 
@@ -130,6 +135,10 @@ struct dmt_binding_snap {
 	struct hist_log2 alloc_lat_ns;
 	struct hist_log2 alloc_lat_niov_ns;
 	struct hist_log2 free_lat_ns;
+	/* frag tokens since attach: handed - returned - released = held */
+	uint64_t tok_handed;
+	uint64_t tok_returned;
+	uint64_t tok_released;
 };
 
 struct dmt_prog_stat {
@@ -151,6 +160,11 @@ struct dmt_snapshot {
 	struct dmt_pool_snap *pools;
 	size_t n_bindings;
 	struct dmt_binding_snap *bindings;
+
+	/* sockets holding frag tokens, most tokens first */
+	size_t n_holders;
+	struct dmt_holder_snap *holders;
+	struct dmt_tok_cost tok_cost;
 
 	uint64_t dontneed_tokens;
 	uint64_t dontneed_calls;

@@ -14,6 +14,7 @@ void snapshot__free(struct dmt_snapshot *s)
 	free(s->pools);
 	free(s->bindings);
 	free(s->progs);
+	free(s->holders);
 	free(s);
 }
 
@@ -27,12 +28,17 @@ struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s)
 	d->pools = NULL;
 	d->bindings = NULL;
 	d->progs = NULL;
+	d->holders = NULL;
 	if (s->n_pools && !(d->pools = malloc(s->n_pools * sizeof(*s->pools))))
 		goto err;
 	if (s->n_bindings && !(d->bindings = malloc(s->n_bindings * sizeof(*s->bindings))))
 		goto err;
 	if (s->n_progs && !(d->progs = malloc(s->n_progs * sizeof(*s->progs))))
 		goto err;
+	if (s->n_holders && !(d->holders = malloc(s->n_holders * sizeof(*s->holders))))
+		goto err;
+	if (s->n_holders)
+		memcpy(d->holders, s->holders, s->n_holders * sizeof(*s->holders));
 	if (s->n_pools)
 		memcpy(d->pools, s->pools, s->n_pools * sizeof(*s->pools));
 	if (s->n_bindings)
