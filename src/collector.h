@@ -127,6 +127,10 @@ struct dmt_binding_snap {
 	uint64_t free_niovs_count;	/* niov releases seen */
 	int64_t out_at_unbind;		/* -1 not seen */
 	int64_t out_at_free;		/* leaked at free, -1 not seen */
+	/* CLOCK_MONOTONIC ns of the lifecycle events, 0 not seen */
+	uint64_t created_ns;
+	uint64_t unbound_ns;
+	uint64_t freed_ns;
 	struct hist_log2 alloc_lat_ns;
 	struct hist_log2 alloc_lat_niov_ns;
 	struct hist_log2 free_lat_ns;

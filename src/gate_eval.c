@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "gate_eval.h"
+#include "metrics.h"
 #include "util.h"
 
 union accum {
@@ -147,19 +148,23 @@ static void read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o
 	case GM_BIND_ALLOC_LATENCY: a->l = b->alloc_lat_ns; break;
 	case GM_BIND_ALLOC_LATENCY_NIOV: a->l = b->alloc_lat_niov_ns; break;
 	case GM_BIND_FREE_LATENCY: a->l = b->free_lat_ns; break;
-	case GM_BIND_ALLOC_CALLS: a->c = b->alloc_calls; break;
-	case GM_BIND_ALLOC_NIOVS: a->c = b->alloc_niovs; break;
 	case GM_BIND_NIOVS_PER_CALL:
 		a->c = b->alloc_niovs;
 		a->c2 = b->alloc_calls;
 		break;
-	case GM_BIND_ALLOC_FAILURES: a->c = b->alloc_fail; break;
-	case GM_BIND_RELEASES: a->c = b->free_niovs_count; break;
 	case GM_DONTNEED_TOKENS: a->c = s->dontneed_tokens; break;
 	case GM_DONTNEED_CALLS: a->c = s->dontneed_calls; break;
 	case GM_TOOL_RINGBUF_DROPS: a->c = s->ringbuf_drops; break;
 	case GM_TOOL_MAP_FULL: a->c = s->map_full; break;
-	default: break;
+	default: {
+		/* a counter row of the metric table */
+		const struct mdef *md = gm_def(m)->mdef;
+		double v;
+
+		if (md && mdef_value(md, b, &v))
+			a->c = (uint64_t)v;
+		break;
+	}
 	}
 }
 
@@ -236,11 +241,10 @@ static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint
 	if (!o)
 		return -ENOMEM;
 	if (t == GM_TOTAL) {
-		const struct dmt_binding_snap *b = src;
-		int64_t v = m == GM_BIND_LEAKED_NIOVS ? b->out_at_free : b->out_at_unbind;
+		double v;
 
-		if (v >= 0)
-			o->total = v;
+		if (mdef_value(gm_def(m)->mdef, src, &v))
+			o->total = (int64_t)v;
 		return 0;
 	}
 	read_accum(m, s, src, &cur);
@@ -272,6 +276,29 @@ static void gauge_add(struct gauge *g, double v)
 	g->sum += v;
 	g->last = v;
 	g->n++;
+}
+
+/* A gauge row of the metric table: sum or max over the matching bindings. */
+static void sample_table_gauge(struct check_state *cs, const struct dmt_snapshot *s, double *sum,
+			       bool *any)
+{
+	const struct gm_def *d = gm_def(cs->chk->metric);
+	double v;
+
+	if (!d->mdef)
+		return;
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		const struct dmt_binding_snap *b = &s->bindings[i];
+
+		if (!match_binding(&cs->chk->sel, b) || !mdef_value(d->mdef, b, &v))
+			continue;
+		v *= d->scale;
+		if (d->mdef->agg == MA_SUM)
+			*sum += v;
+		else if (!*any || v > *sum)
+			*sum = v;
+		*any = true;
+	}
 }
 
 /* One gauge sample per snapshot over the matching objects. */
@@ -309,52 +336,18 @@ static void sample_gauge(struct check_state *cs, const struct dmt_snapshot *s)
 		if (m == GM_POOL_COUNT || m == GM_POOL_ZOMBIES)
 			any = true;
 		break;
-	case GM_BIND_OCCUPANCY:
-	case GM_BIND_FREE_NIOVS:
-	case GM_BIND_USED_BYTES:
-	case GM_BIND_IN_POOLS:
-	case GM_BIND_HELD_BY_SOCKETS:
 	case GM_BIND_COUNT:
-		for (size_t i = 0; i < s->n_bindings; i++) {
-			const struct dmt_binding_snap *b = &s->bindings[i];
-
-			if (!match_binding(sel, b))
-				continue;
-			switch (m) {
-			case GM_BIND_OCCUPANCY:
-				if (b->occupancy >= 0 && (!any || b->occupancy * 100 > v))
-					v = b->occupancy * 100, any = true;
-				break;
-			case GM_BIND_FREE_NIOVS:
-				if (b->free_niovs >= 0)
-					v += b->free_niovs, any = true;
-				break;
-			case GM_BIND_USED_BYTES:
-				if (b->free_niovs >= 0 && b->total_niovs >= 0)
-					v += (double)(b->total_niovs - b->free_niovs) * b->niov_size,
-					any = true;
-				break;
-			case GM_BIND_IN_POOLS:
-				if (b->in_pools >= 0)
-					v += b->in_pools, any = true;
-				break;
-			case GM_BIND_HELD_BY_SOCKETS:
-				if (b->held_by_sockets >= 0)
-					v += b->held_by_sockets, any = true;
-				break;
-			default:
-				v += b->alive;
-				break;
-			}
-		}
-		if (m == GM_BIND_COUNT)
-			any = true;
+		for (size_t i = 0; i < s->n_bindings; i++)
+			if (match_binding(sel, &s->bindings[i]))
+				v += s->bindings[i].alive;
+		any = true;
 		break;
 	case GM_TOOL_COLLECT_TIME:
 		v = s->collect_ns;
 		any = true;
 		break;
 	default:
+		sample_table_gauge(cs, s, &v, &any);
 		break;
 	}
 	if (any)
@@ -519,8 +512,7 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 			snprintf(r->note, sizeof(r->note),
 				 cs->n_objs ? "no data: no matching binding was %s during the run" :
 					      "no data: no matching binding seen%s",
-				 cs->n_objs ? (cs->chk->metric == GM_BIND_LEAKED_NIOVS ? "freed" :
-									       "unbound") : "");
+				 cs->n_objs ? d->mdef->event : "");
 		return;
 	default:
 		break;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include "json_out.h"
+#include "metrics.h"
 #include "util.h"
 
 static void add_int_or_null(struct json_object *o, const char *k, int64_t v)
@@ -118,7 +119,32 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 	return o;
 }
 
-static struct json_object *json_binding(const struct dmt_binding_snap *b)
+/* A metric table row: null when unavailable on this kernel or unknown. */
+static struct json_object *json_mdef(const struct mdef *d, const struct dmt_binding_snap *b,
+				     const struct dmt_availability *avail)
+{
+	double v;
+
+	if (!mdef_available(d, avail) || !mdef_value(d, b, &v))
+		return NULL;
+	switch (d->repr) {
+	case MR_U64:
+	case MR_U32:
+	case MR_U64_NZ:
+	case MR_U32_NZ:
+		return json_object_new_uint64(mdef_raw(d, b));
+	case MR_I64:
+		return json_object_new_int64((int64_t)mdef_raw(d, b));
+	case MR_F64:
+		return json_object_new_double(v);
+	case MR_DERIVED:
+		break;
+	}
+	return d->integral ? json_object_new_int64((int64_t)v) : json_object_new_double(v);
+}
+
+static struct json_object *json_binding(const struct dmt_binding_snap *b,
+					const struct dmt_availability *avail)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -126,26 +152,12 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b)
 	json_object_object_add(o, "ifindex", b->ifindex ? json_object_new_int(b->ifindex) : NULL);
 	json_object_object_add(o, "ifname", b->ifname[0] ? json_object_new_string(b->ifname) :
 			       NULL);
-	json_object_object_add(o, "dmabuf_size", b->dmabuf_size ?
-			       json_object_new_uint64(b->dmabuf_size) : NULL);
-	json_object_object_add(o, "niov_size", b->niov_size ?
-			       json_object_new_uint64(b->niov_size) : NULL);
 	add_str(o, "layout", b->layout);
 	json_object_object_add(o, "alive", json_object_new_boolean(b->alive));
 	json_object_object_add(o, "unbound", json_object_new_boolean(b->unbound));
-	add_int_or_null(o, "total_niovs", b->total_niovs);
-	add_int_or_null(o, "free_niovs", b->free_niovs);
-	add_int_or_null(o, "in_pools", b->in_pools);
-	add_int_or_null(o, "held_by_sockets", b->held_by_sockets);
-	json_object_object_add(o, "occupancy", b->occupancy < 0 ? NULL :
-			       json_object_new_double(b->occupancy));
-	add_u64(o, "pools", b->pools);
-	add_u64(o, "alloc_calls", b->alloc_calls);
-	add_u64(o, "alloc_niovs", b->alloc_niovs);
-	add_u64(o, "alloc_failures", b->alloc_fail);
-	add_u64(o, "niov_frees", b->free_niovs_count);
-	add_int_or_null(o, "outstanding_at_unbind", b->out_at_unbind);
-	add_int_or_null(o, "leaked_at_free", b->out_at_free);
+	for (size_t i = 0; i < mdef_count; i++)
+		if (mdefs[i].json)
+			json_object_object_add(o, mdefs[i].json, json_mdef(&mdefs[i], b, avail));
 	json_object_object_add(o, "alloc_latency_ns", json_log2_hist(&b->alloc_lat_ns, 1));
 	json_object_object_add(o, "alloc_latency_per_niov_ns",
 			       json_log2_hist(&b->alloc_lat_niov_ns, 1));
@@ -194,7 +206,7 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 		json_object_array_add(pools, json_pool(&s->pools[i]));
 	json_object_object_add(o, "pools", pools);
 	for (size_t i = 0; i < s->n_bindings; i++)
-		json_object_array_add(binds, json_binding(&s->bindings[i]));
+		json_object_array_add(binds, json_binding(&s->bindings[i], s->avail));
 	json_object_object_add(o, "bindings", binds);
 	json_object_object_add(o, "dontneed_tokens", s->avail[DMT_M_DONTNEED_TOKENS].available ?
 			       json_object_new_uint64(s->dontneed_tokens) : NULL);

@@ -175,6 +175,9 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 	b->free_niovs_count = v->free_niovs_cnt;
 	b->out_at_unbind = v->out_at_unbind;
 	b->out_at_free = v->out_at_free;
+	b->created_ns = v->create_ns;
+	b->unbound_ns = v->unbind_ns;
+	b->freed_ns = v->free_ns;
 	copy_log2(&b->alloc_lat_ns, &v->alloc_lat);
 	copy_log2(&b->alloc_lat_niov_ns, &v->alloc_lat_niov);
 	copy_log2(&b->free_lat_ns, &v->free_lat);
