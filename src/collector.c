@@ -169,6 +169,14 @@ const char *const *collector__probe_log(const struct collector *c)
 	return c->log ? (const char *const *)c->log : empty;
 }
 
+/* strerror() that also knows libbpf's own codes (-4001 "Invalid ELF/BTF format"). */
+static const char *err_str(int err, char *buf, size_t len)
+{
+	if (libbpf_strerror(err, buf, len))
+		snprintf(buf, len, "%s", strerror(err < 0 ? -err : err));
+	return buf;
+}
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && dmt_verbosity >= 2)
@@ -562,7 +570,7 @@ static int check_environment(char *why, size_t len)
 struct collector *collector__new(const struct collector_opts *opts)
 {
 	struct collector *c;
-	char why[256];
+	char why[256], ebuf[128];
 	int err;
 
 	c = calloc(1, sizeof(*c));
@@ -588,7 +596,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 					 btf__load_vmlinux_btf();
 	if (!c->vmlinux) {
 		err = -errno;
-		snprintf(why, sizeof(why), "cannot parse kernel BTF: %s", strerror(-err));
+		snprintf(why, sizeof(why), "cannot parse kernel BTF: %s",
+			 err_str(err, ebuf, sizeof(ebuf)));
 		goto err_msg;
 	}
 	if (!btf_has(c->vmlinux, "btf_trace_page_pool_state_hold", BTF_KIND_TYPEDEF)) {
@@ -617,7 +626,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 	prefer_devmem_tracepoints(c);
 	err = open_and_load(c);
 	if (err) {
-		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s", strerror(-err),
+		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s",
+			 err_str(err, ebuf, sizeof(ebuf)),
 			 err == -EPERM ? " (locked down kernel or missing CAP_BPF/CAP_PERFMON?)" :
 			 "");
 		goto err_msg;
@@ -669,7 +679,9 @@ struct collector *collector__new(const struct collector_opts *opts)
 	return c;
 
 err_msg:
-	if (c->opts.log)
+	if (c->opts.errbuf && c->opts.errlen)
+		snprintf(c->opts.errbuf, c->opts.errlen, "%s", why);
+	else if (c->opts.log)
 		c->opts.log(0, "devmemtop: %s\n", why);
 	collector__free(c);
 	errno = -err;

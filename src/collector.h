@@ -4,7 +4,8 @@
  * attaches the BPF programs, and turns their maps into snapshots. The live
  * view, the exporter, the gates and the recorder all read snapshots.
  *
- *   struct collector *c = collector__new(&opts);    NULL + errno on error
+ *   struct collector *c = collector__new(&opts);    NULL + errno on error,
+ *                                                    the reason in opts.errbuf
  *   collector__snapshot(c, &snap);                   0 or -errno
  *   ... use snap ...
  *   snapshot__free(snap);
@@ -179,6 +180,13 @@ struct collector_opts {
 	bool no_netlink;
 	bool events;			/* keep the event ring buffer open */
 	bool enable_bpf_stats;		/* turn on kernel.bpf_stats_enabled */
+	/*
+	 * Where collector__new() puts its one-line reason when it fails
+	 * ("no kernel BTF (...)", "cannot load BPF programs: ..."). NULL: the
+	 * reason goes to log (level 0) instead.
+	 */
+	char *errbuf;
+	size_t errlen;
 };
 
 struct collector;

@@ -650,10 +650,11 @@ int cmd_export(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	co.errbuf = msg;
+	co.errlen = sizeof(msg);
 	col = collector__new(&co);
 	if (!col) {
-		fprintf(stderr, "devmemtop export: cannot start the collector: %s\n",
-			strerror(errno));
+		fprintf(stderr, "devmemtop export: cannot start the collector: %s\n", msg);
 		goto cleanup;
 	}
 	if (once) {

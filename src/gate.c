@@ -243,10 +243,12 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 		gate_error(a, spec->name, "%s", why);
 		return -EPERM;
 	}
+	copts.errbuf = why;
+	copts.errlen = sizeof(why);
 	c = collector__new(&copts);
 	if (!c) {
 		err = -errno;
-		gate_error(a, spec->name, "cannot start the collector: %s", strerror(-err));
+		gate_error(a, spec->name, "cannot start the collector: %s", why);
 		return err;
 	}
 	err = collector__snapshot(c, &first);

@@ -124,10 +124,11 @@ int cmd_record(int argc, char **argv)
 		return EXIT_REC_ERROR;
 	}
 	copts.verbosity = dmt_verbosity;
+	copts.errbuf = why;
+	copts.errlen = sizeof(why);
 	c = collector__new(&copts);
 	if (!c) {
-		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n",
-			strerror(errno));
+		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n", why);
 		return EXIT_REC_ERROR;
 	}
 	err = collector__snapshot(c, &first);
