@@ -738,20 +738,6 @@ static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
 
 #define READ_ONCE_U64(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-/*
- * Forget a destroyed pool's slot. The BPF side claims a free slot with a
- * compare-and-swap on addr and then writes the other fields: clear those
- * first, and only then release the address, so a new pool claiming the
- * slot can never have its fields wiped by us.
- */
-static void slot_release(struct dmt_pool *slot, uint64_t addr)
-{
-	if (__atomic_load_n(&slot->addr, __ATOMIC_ACQUIRE) != addr)
-		return;
-	memset((char *)slot + sizeof(slot->addr), 0, sizeof(*slot) - sizeof(slot->addr));
-	__atomic_store_n(&slot->addr, 0, __ATOMIC_RELEASE);
-}
-
 static int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
 	int fd = bpf_map__fd(c->skel->maps.pools);
@@ -775,7 +761,7 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 			return err;
 		/* a destroyed pool is reported in this snapshot, then forgotten */
 		if (v.flags & DMT_POOL_GONE)
-			slot_release(&c->slots[i], v.addr);
+			snapbuild_slot_release(&c->slots[i], v.addr);
 	}
 	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
 	if (!gone)

@@ -406,18 +406,10 @@ int cmd_gate(int argc, char **argv)
 		ret = EXIT_GATE_ERROR;
 		goto free_eval;
 	}
-	{
-		/* keep what gate_live/gate_from recorded about the run */
-		struct gate_report run = rep;
-
-		if (gate_eval__finish(ev, &rep)) {
-			fprintf(stderr, "devmemtop gate: out of memory\n");
-			ret = EXIT_GATE_ERROR;
-			goto free_eval;
-		}
-		memcpy(rep.kernel, run.kernel, sizeof(rep.kernel));
-		memcpy(rep.mode, run.mode, sizeof(rep.mode));
-		memcpy(rep.error, run.error, sizeof(rep.error));
+	if (gate_eval__finish(ev, &rep)) {
+		fprintf(stderr, "devmemtop gate: out of memory\n");
+		ret = EXIT_GATE_ERROR;
+		goto free_eval;
 	}
 	if (a.from)
 		snprintf(rep.source, sizeof(rep.source), "recording %s", a.from);

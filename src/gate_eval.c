@@ -566,8 +566,10 @@ int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
 	const struct gate_spec *spec = e->spec;
 	size_t n = 0;
 
-	memset(rep, 0, sizeof(*rep));
+	/* source, kernel, mode and error are the caller's: leave them be */
 	rep->spec = spec;
+	rep->results = NULL;
+	rep->n_results = 0;
 	for (size_t i = 0; i < spec->n_checks; i++)
 		n += spec->checks[i].n_thresholds;
 	rep->results = calloc(n ? n : 1, sizeof(*rep->results));

@@ -117,6 +117,14 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 	return 0;
 }
 
+void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr)
+{
+	if (__atomic_load_n(&slot->addr, __ATOMIC_ACQUIRE) != addr)
+		return;		/* already taken by another pool: not ours to clear */
+	memset((char *)slot + sizeof(slot->addr), 0, sizeof(*slot) - sizeof(slot->addr));
+	__atomic_store_n(&slot->addr, 0, __ATOMIC_RELEASE);
+}
+
 struct dmt_binding_snap *snapbuild_binding_find(struct dmt_snapshot *s, uint32_t id)
 {
 	for (size_t i = 0; i < s->n_bindings; i++)

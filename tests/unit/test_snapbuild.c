@@ -104,6 +104,25 @@ static void test_pool_zombie_destroyed(void **state)
 	assert_int_equal(p.destroy_inflight, 0);
 }
 
+static void test_slot_release(void **state)
+{
+	struct dmt_pool slot = map_pool(0xa000, 7, 10, 10);
+
+	slot.flags = DMT_POOL_RELEASED | DMT_POOL_GONE;
+	snapbuild_slot_release(&slot, 0xa000);
+	assert_int_equal(slot.addr, 0);
+	assert_int_equal(slot.flags, 0);
+	assert_int_equal(slot.hold_cnt, 0);
+	assert_int_equal(slot.id, 0);
+
+	/* a new pool claimed the slot after we read it: not ours to clear */
+	slot = map_pool(0xb000, 1031, 5, 1);
+	snapbuild_slot_release(&slot, 0xa000);
+	assert_int_equal(slot.addr, 0xb000);
+	assert_int_equal(slot.id, 1031);
+	assert_int_equal(slot.hold_cnt, 5);
+}
+
 static void test_add_pool_grows(void **state)
 {
 	struct dmt_snapshot *s = snap(1);
@@ -392,6 +411,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_from_map),
 		cmocka_unit_test(test_pool_zombie_destroyed),
+		cmocka_unit_test(test_slot_release),
 		cmocka_unit_test(test_add_pool_grows),
 		cmocka_unit_test(test_netlink_merge),
 		cmocka_unit_test(test_binding_from_map),
