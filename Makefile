@@ -50,7 +50,7 @@ OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 # The library boundary: objects that use neither libbpf, libnl, ncurses nor
 # libmicrohttpd. Unit tests and fuzzers link against these alone, so a core
 # object that starts calling into the collector or a UI fails to link there.
-CORE_NAMES	:= hist util snapshot snapbuild metrics record gate_spec gate_eval json_out promfmt expo \
+CORE_NAMES	:= hist util snapshot snapbuild metrics objtrack record gate_spec gate_eval json_out promfmt expo \
 		   publisher
 CORE_OBJS	:= $(patsubst %,$(OUTPUT)/src/%.o,$(CORE_NAMES))
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a

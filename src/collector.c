@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/bpf.h>
@@ -126,6 +127,7 @@ struct collector {
 	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
 
 	struct rate_tracker *rates;
+	struct binding_memory *bindings;
 	uint64_t last_ts;
 	uint64_t seq;
 
@@ -582,7 +584,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 		c->opts = *opts;
 	c->stats_fd = -1;
 	c->rates = rate_tracker__new();
-	if (!c->rates) {
+	c->bindings = binding_memory__new();
+	if (!c->rates || !c->bindings) {
 		err = -ENOMEM;
 		snprintf(why, sizeof(why), "out of memory");
 		goto err_msg;
@@ -800,6 +803,15 @@ static int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	}
 	err = snapbuild_merge_netlink(s, nlp, n);
 	free(nlp);
+	/* the dump gives an ifindex in our netns: its name is ours to look up */
+	for (size_t i = 0; !err && i < s->n_pools; i++) {
+		struct dmt_pool_snap *p = &s->pools[i];
+		char name[IF_NAMESIZE];
+
+		if (p->attr_src == DMT_ATTR_NETLINK && p->ifindex > 0 && !p->ifname[0] &&
+		    if_indextoname(p->ifindex, name))
+			snprintf(p->ifname, sizeof(p->ifname), "%s", name);
+	}
 	return err;
 }
 
@@ -865,6 +877,8 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 			snapbuild_apply_walk(b, &w, c->mode);
 		snapbuild_finish_binding(b, in_pools_known);
 	}
+	if (!err)
+		err = binding_memory__apply(c->bindings, s);
 	free(addrs.v);
 	return err;
 }
@@ -966,5 +980,6 @@ void collector__free(struct collector *c)
 		free(c->log[i]);
 	free(c->log);
 	rate_tracker__free(c->rates);
+	binding_memory__free(c->bindings);
 	free(c);
 }

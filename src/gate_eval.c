@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include "gate_eval.h"
 #include "metrics.h"
+#include "objtrack.h"
 #include "util.h"
 
 union accum {
@@ -22,8 +23,6 @@ union accum {
 
 /* One pool/binding (or the global counters) as one check sees it. */
 struct obj {
-	uint64_t key;
-	uint32_t id;
 	union accum base;
 	union accum last;
 	int64_t total;		/* GM_TOTAL: last known value, -1 none */
@@ -36,9 +35,9 @@ struct gauge {
 
 struct check_state {
 	const struct gate_check *chk;
-	struct obj *objs;
+	struct objtrack ids;	/* which object is which, across snapshots */
+	struct obj *objs;	/* indexed like ids */
 	size_t n_objs, cap_objs;
-	size_t hint;		/* snapshots list objects in a stable order */
 	union accum retired;	/* objects replaced at the same key */
 	struct gauge g;
 };
@@ -84,8 +83,10 @@ void gate_eval__free(struct gate_eval *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++)
+	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++) {
 		free(e->cs[i].objs);
+		objtrack__fini(&e->cs[i].ids);
+	}
 	free(e->cs);
 	free(e);
 }
@@ -195,55 +196,62 @@ static void accum_add(enum gm_type t, union accum *d, const union accum *a)
 	}
 }
 
-static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, bool *created)
+/* The check's state of the object at index i of its tracker. */
+static struct obj *obj_at(struct check_state *cs, int i, bool created)
 {
 	struct obj *o;
 
-	*created = false;
-	if (cs->hint < cs->n_objs && cs->objs[cs->hint].key == key)
-		return &cs->objs[cs->hint++];
-	for (size_t i = 0; i < cs->n_objs; i++) {
-		if (cs->objs[i].key == key) {
-			cs->hint = i + 1;
-			return &cs->objs[i];
-		}
-	}
-	if (cs->n_objs == cs->cap_objs) {
+	if (i < 0)
+		return NULL;
+	if ((size_t)i >= cs->cap_objs) {
 		size_t cap = cs->cap_objs ? cs->cap_objs * 2 : 8;
-		struct obj *n = realloc(cs->objs, cap * sizeof(*n));
+		struct obj *n;
 
+		while (cap <= (size_t)i)
+			cap *= 2;
+		n = realloc(cs->objs, cap * sizeof(*n));
 		if (!n)
 			return NULL;
 		cs->objs = n;
 		cs->cap_objs = cap;
 	}
-	o = &cs->objs[cs->n_objs++];
-	cs->hint = cs->n_objs;
-	memset(o, 0, sizeof(*o));
-	o->key = key;
-	o->id = id;
-	o->total = -1;
-	*created = true;
+	o = &cs->objs[i];
+	if (created) {
+		memset(o, 0, sizeof(*o));
+		o->total = -1;
+		if ((size_t)i >= cs->n_objs)
+			cs->n_objs = i + 1;
+	}
 	return o;
 }
 
-/* An accumulating object seen in snapshot number e->n_snaps. */
-static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint32_t id,
-		 const struct dmt_snapshot *s, const void *src)
+/*
+ * An accumulating object seen in snapshot number e->n_snaps: a pool or a
+ * binding (src), or the snapshot's global counters (src NULL). Which object
+ * it is comes from the tracker report uses too (objtrack.h).
+ */
+static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_snapshot *s,
+		 const void *src)
 {
 	enum gm_id m = cs->chk->metric;
-	enum gm_type t = gm_def(m)->type;
+	const struct gm_def *def = gm_def(m);
+	enum gm_type t = def->type;
 	union accum cur, d;
-	bool created;
+	bool created = cs->n_objs == 0;
 	struct obj *o;
+	int i = 0;
 
-	o = find_obj(cs, key, id, &created);
+	if (def->obj == GM_OBJ_POOL)
+		i = objtrack__pool(&cs->ids, src, &created);
+	else if (def->obj == GM_OBJ_BINDING)
+		i = objtrack__binding(&cs->ids, src, &created);
+	o = obj_at(cs, i, created);
 	if (!o)
 		return -ENOMEM;
 	if (t == GM_TOTAL) {
 		double v;
 
-		if (mdef_value(gm_def(m)->mdef, src, &v))
+		if (mdef_value(def->mdef, src, &v))
 			o->total = (int64_t)v;
 		return 0;
 	}
@@ -255,14 +263,12 @@ static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint
 		o->last = cur;
 		return 0;
 	}
-	/* an id learned later (0 = not yet known) is the same object */
-	if ((o->id && o->id != id) || accum_sub(t, &d, &cur, &o->last)) {
-		/* a new object reusing the key: keep what the old one did */
+	if (accum_sub(t, &d, &cur, &o->last)) {
+		/* went backwards: keep what it did so far, count again from zero */
 		if (!accum_sub(t, &d, &o->last, &o->base))
 			accum_add(t, &cs->retired, &d);
 		memset(&o->base, 0, sizeof(o->base));
 	}
-	o->id = id;
 	o->last = cur;
 	return 0;
 }
@@ -367,19 +373,17 @@ int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s)
 			continue;
 		}
 		if (d->obj == GM_OBJ_GLOBAL) {
-			err = track(e, cs, 0, 0, s, NULL);
+			err = track(e, cs, s, NULL);
 		} else if (d->obj == GM_OBJ_POOL) {
 			err = 0;
 			for (size_t j = 0; !err && j < s->n_pools; j++)
 				if (match_pool(&cs->chk->sel, &s->pools[j]))
-					err = track(e, cs, s->pools[j].addr, s->pools[j].id, s,
-						    &s->pools[j]);
+					err = track(e, cs, s, &s->pools[j]);
 		} else {
 			err = 0;
 			for (size_t j = 0; !err && j < s->n_bindings; j++)
 				if (match_binding(&cs->chk->sel, &s->bindings[j]))
-					err = track(e, cs, s->bindings[j].id, s->bindings[j].id, s,
-						    &s->bindings[j]);
+					err = track(e, cs, s, &s->bindings[j]);
 		}
 		if (err)
 			return err;

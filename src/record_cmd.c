@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "gate_spec.h"
 #include "json_out.h"
+#include "objtrack.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
@@ -183,10 +184,11 @@ struct bind_track {
 };
 
 struct report {
-	struct pool_track *pools;
-	size_t n_pools, cap_pools, hint;
-	struct bind_track *binds;
+	struct pool_track *pools;	/* indexed like pool_ids */
+	size_t n_pools, cap_pools;
+	struct bind_track *binds;	/* indexed like bind_ids */
 	size_t n_binds, cap_binds;
+	struct objtrack pool_ids, bind_ids;	/* the identity gate --from uses too */
 	uint64_t n_snaps, n_events, ev_by_type[16];
 	uint64_t first_ts, last_ts, start_mono;
 	uint64_t drops_first, drops_last, map_full;
@@ -194,64 +196,56 @@ struct report {
 	struct rec_end end;
 };
 
-static bool same_pool(const struct pool_track *t, const struct dmt_pool_snap *p)
+/* Room for index i in an array of n elements of size sz. */
+static int grow(void **arr, size_t *cap, size_t i, size_t sz)
 {
-	return t->last.addr == p->addr && (t->last.id == p->id || !t->last.id) &&
-	       p->holds >= t->last.holds;
+	size_t ncap;
+	void *n;
+
+	if (i < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	n = realloc(*arr, ncap * sz);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
 }
 
 static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
 {
-	/* snapshots list pools in a stable order: try where the last one matched */
-	if (r->hint < r->n_pools && same_pool(&r->pools[r->hint], p)) {
-		r->pools[r->hint++].last = *p;
-		return 0;
-	}
-	for (size_t i = 0; i < r->n_pools; i++) {
-		if (same_pool(&r->pools[i], p)) {
-			r->pools[i].last = *p;
-			r->hint = i + 1;
-			return 0;
-		}
-	}
-	if (r->n_pools == r->cap_pools) {
-		size_t cap = r->cap_pools ? r->cap_pools * 2 : 16;
-		struct pool_track *n = realloc(r->pools, cap * sizeof(*n));
+	bool created;
+	int i = objtrack__pool(&r->pool_ids, p, &created);
 
-		if (!n)
-			return -ENOMEM;
-		r->pools = n;
-		r->cap_pools = cap;
+	if (i < 0 || grow((void **)&r->pools, &r->cap_pools, i, sizeof(*r->pools)))
+		return -ENOMEM;
+	if (created) {
+		r->pools[i].first = *p;
+		r->pools[i].last = *p;
+		r->pools[i].in_first = first_snap;
+		r->n_pools = i + 1;
+	} else {
+		objtrack_pool_update(&r->pools[i].last, p);
 	}
-	r->pools[r->n_pools].first = *p;
-	r->pools[r->n_pools].last = *p;
-	r->pools[r->n_pools].in_first = first_snap;
-	r->n_pools++;
-	r->hint = r->n_pools;
 	return 0;
 }
 
 static int track_binding(struct report *r, const struct dmt_binding_snap *b, bool first_snap)
 {
-	for (size_t i = 0; i < r->n_binds; i++) {
-		if (r->binds[i].last.id == b->id) {
-			r->binds[i].last = *b;
-			return 0;
-		}
-	}
-	if (r->n_binds == r->cap_binds) {
-		size_t cap = r->cap_binds ? r->cap_binds * 2 : 8;
-		struct bind_track *n = realloc(r->binds, cap * sizeof(*n));
+	bool created;
+	int i = objtrack__binding(&r->bind_ids, b, &created);
 
-		if (!n)
-			return -ENOMEM;
-		r->binds = n;
-		r->cap_binds = cap;
+	if (i < 0 || grow((void **)&r->binds, &r->cap_binds, i, sizeof(*r->binds)))
+		return -ENOMEM;
+	if (created) {
+		r->binds[i].first = *b;
+		r->binds[i].last = *b;
+		r->binds[i].in_first = first_snap;
+		r->n_binds = i + 1;
+	} else {
+		objtrack_binding_update(&r->binds[i].last, b);
 	}
-	r->binds[r->n_binds].first = *b;
-	r->binds[r->n_binds].last = *b;
-	r->binds[r->n_binds].in_first = first_snap;
-	r->n_binds++;
 	return 0;
 }
 
@@ -606,6 +600,8 @@ int cmd_report(int argc, char **argv)
 	fflush(stdout);
 	free(r.pools);
 	free(r.binds);
+	objtrack__fini(&r.pool_ids);
+	objtrack__fini(&r.bind_ids);
 	if (err) {
 		fprintf(stderr, "devmemtop report: %s\n", strerror(-err));
 		rec_reader__free(rd);

@@ -80,11 +80,17 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 		struct dmt_pool_snap *p = NULL;
 
 		for (size_t j = 0; j < s->n_pools; j++) {
-			if (s->pools[j].id == nlp[i].id && s->pools[j].state != DMT_POOL_DESTROYED) {
+			if (s->pools[j].id == nlp[i].id) {
 				p = &s->pools[j];
 				break;
 			}
 		}
+		/*
+		 * Destroyed with nothing in flight: the kernel may not have
+		 * unlisted it yet. Not another pool, and not alive again.
+		 */
+		if (p && p->state == DMT_POOL_DESTROYED)
+			continue;
 		if (!p) {
 			/* listed but no event seen since we attached: show it anyway */
 			void *np = realloc(s->pools, (s->n_pools + 1) * sizeof(*s->pools));
@@ -258,6 +264,58 @@ void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known)
 		b->in_pools = 0;
 	if (b->total_niovs > 0 && b->free_niovs >= 0)
 		b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
+}
+
+/* ---- binding memory ------------------------------------------------------ */
+
+struct binding_memo {
+	uint32_t id;
+	const char *layout;
+};
+
+struct binding_memory {
+	struct binding_memo *v;
+	size_t n;
+};
+
+struct binding_memory *binding_memory__new(void)
+{
+	return calloc(1, sizeof(struct binding_memory));
+}
+
+void binding_memory__free(struct binding_memory *bm)
+{
+	if (!bm)
+		return;
+	free(bm->v);
+	free(bm);
+}
+
+int binding_memory__apply(struct binding_memory *bm, struct dmt_snapshot *s)
+{
+	struct binding_memo *next = calloc(s->n_bindings ? s->n_bindings : 1, sizeof(*next));
+	size_t n = 0;
+
+	if (!next)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		struct dmt_binding_snap *b = &s->bindings[i];
+		bool known = b->layout && strcmp(b->layout, "unknown");
+
+		for (size_t j = 0; !known && j < bm->n; j++) {
+			if (bm->v[j].id == b->id) {
+				b->layout = bm->v[j].layout;
+				known = true;
+			}
+		}
+		/* a freed binding is reported once: nothing to remember after */
+		if (known && b->alive)
+			next[n++] = (struct binding_memo){ b->id, b->layout };
+	}
+	free(bm->v);
+	bm->v = next;
+	bm->n = n;
+	return 0;
 }
 
 /* ---- rates -------------------------------------------------------------- */

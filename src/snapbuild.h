@@ -69,6 +69,17 @@ void snapbuild_apply_walk(struct dmt_binding_snap *b, const struct dmt_walk *w,
 void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known);
 
 /*
+ * What the builder remembers of a binding between snapshots: its layout.
+ * Only the walk reads it, and a freed binding can no longer be walked, so
+ * its last snapshot would say "unknown" where the earlier ones knew.
+ */
+struct binding_memory;
+struct binding_memory *binding_memory__new(void);
+/* Fill unknown layouts of s from earlier snapshots, remember the known. */
+int binding_memory__apply(struct binding_memory *bm, struct dmt_snapshot *s);
+void binding_memory__free(struct binding_memory *bm);
+
+/*
  * Rates across snapshots. A pool is the same object only when its address
  * AND its netlink id match the previous snapshot's, and its counters did not
  * go backwards: a new pool on a destroyed pool's address starts from rate 0,

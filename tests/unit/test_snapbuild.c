@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -152,7 +153,7 @@ static void test_netlink_merge(void **state)
 		{ .id = 8, .ifindex = 4, .napi_id = 0, .inflight = 3, .dmabuf = 5 },
 		/* pool 9: attributed by nothing on the BPF side */
 		{ .id = 9, .ifindex = 6, .inflight = 0 },
-		/* pool 10 was destroyed in this snapshot: a listed 10 is another entry */
+		/* pool 10 was destroyed in this snapshot; the kernel still lists it */
 		{ .id = 10, .ifindex = 2, .inflight = 1, .detach_time = 77 },
 	};
 
@@ -167,7 +168,7 @@ static void test_netlink_merge(void **state)
 	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
 
 	assert_int_equal(snapbuild_merge_netlink(s, nl, 4), 0);
-	assert_int_equal(s->n_pools, 5);
+	assert_int_equal(s->n_pools, 4);
 
 	/* pool 7: the BPF netdev wins over netlink's ifindex */
 	assert_true(s->pools[0].netlink_listed);
@@ -178,8 +179,9 @@ static void test_netlink_merge(void **state)
 	/* pool 9: netlink gives the interface */
 	assert_int_equal(s->pools[1].ifindex, 6);
 	assert_int_equal(s->pools[1].attr_src, DMT_ATTR_NETLINK);
-	/* destroyed pool 10 untouched */
+	/* destroyed pool 10 untouched, and not listed a second time as alive */
 	assert_false(s->pools[2].netlink_listed);
+	assert_int_equal(s->pools[2].state, DMT_POOL_DESTROYED);
 	/* pool 8 added, a devmem pool of binding 5, ifindex from netlink */
 	assert_int_equal(s->pools[3].id, 8);
 	assert_int_equal(s->pools[3].addr, 0);
@@ -191,9 +193,14 @@ static void test_netlink_merge(void **state)
 	assert_int_equal(s->pools[3].queue, -1);
 	assert_int_equal(s->pools[3].destroy_inflight, -1);
 	assert_int_equal(s->pools[3].state, DMT_POOL_ALIVE);
-	/* a listed pool with a detach time is a zombie */
-	assert_int_equal(s->pools[4].id, 10);
-	assert_int_equal(s->pools[4].state, DMT_POOL_ZOMBIE);
+	snapshot__free(s);
+
+	/* listed only by netlink, with a detach time: a zombie */
+	s = snap(2);
+	nl[3].id = 11;
+	assert_int_equal(snapbuild_merge_netlink(s, &nl[3], 1), 0);
+	assert_int_equal(s->n_pools, 1);
+	assert_int_equal(s->pools[0].state, DMT_POOL_ZOMBIE);
 	snapshot__free(s);
 }
 
@@ -334,6 +341,38 @@ static void test_walk_precedence(void **state)
 	snapshot__free(s);
 }
 
+static void test_binding_memory(void **state)
+{
+	struct binding_memory *bm = binding_memory__new();
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_binding v = map_binding(5, 0xbb00);
+	struct dmt_walk w = { .layout = 2, .id = 5, .total_niovs = 10, .free_niovs = 5 };
+
+	/* alive: the walk says freelist */
+	snapbuild_apply_walk(snapbuild_add_binding(s, &v), &w, DMT_MODE_DEVMEM_TP);
+	assert_int_equal(binding_memory__apply(bm, s), 0);
+	assert_string_equal(s->bindings[0].layout, "freelist");
+	snapshot__free(s);
+
+	/* freed: no walk any more, the layout is still known */
+	s = snap(2);
+	v.flags = DMT_BIND_FREED;
+	snapbuild_add_binding(s, &v);
+	assert_string_equal(s->bindings[0].layout, "unknown");
+	assert_int_equal(binding_memory__apply(bm, s), 0);
+	assert_string_equal(s->bindings[0].layout, "freelist");
+	snapshot__free(s);
+
+	/* and forgotten once reported freed */
+	s = snap(3);
+	v.flags = 0;
+	snapbuild_add_binding(s, &v);
+	assert_int_equal(binding_memory__apply(bm, s), 0);
+	assert_string_equal(s->bindings[0].layout, "unknown");
+	snapshot__free(s);
+	binding_memory__free(bm);
+}
+
 /* One pool per snapshot at 0xa000: (id, holds, releases), 1 s apart. */
 static struct dmt_snapshot *rate_snap(uint64_t t, uint32_t id, uint32_t holds, uint32_t rel)
 {
@@ -415,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_add_pool_grows),
 		cmocka_unit_test(test_netlink_merge),
 		cmocka_unit_test(test_binding_from_map),
+		cmocka_unit_test(test_binding_memory),
 		cmocka_unit_test(test_link_pools),
 		cmocka_unit_test(test_walk_precedence),
 		cmocka_unit_test(test_rates),
