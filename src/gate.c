@@ -118,10 +118,9 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 			}
 			break;
 		case 'i':
-			if (parse_duration_ns(optarg, &a->interval_ns) ||
-			    a->interval_ns < 10000000ULL) {
-				fprintf(stderr, "devmemtop gate: bad --interval '%s' (at least 10ms)\n",
-					optarg);
+			if (parse_interval_ns(optarg, &a->interval_ns)) {
+				fprintf(stderr, "devmemtop gate: bad --interval '%s' ("
+					DMT_INTERVAL_RANGE ")\n", optarg);
 				return -EINVAL;
 			}
 			break;

@@ -747,9 +747,8 @@ static int parse_root(struct pctx *p, struct gate_spec *s)
 	if (n) {
 		if (want_type(p, n, YAML_SCALAR_NODE, "interval"))
 			return -EINVAL;
-		if (parse_duration_ns(scalar(n), &s->interval_ns) ||
-		    s->interval_ns < 10000000ULL || s->interval_ns > 3600000000000ULL)
-			return perr(p, n, 0, "interval must be a duration from 10ms to 1h, not '%s'",
+		if (parse_interval_ns(scalar(n), &s->interval_ns))
+			return perr(p, n, 0, "interval must be " DMT_INTERVAL_RANGE ", not '%s'",
 				    scalar(n));
 	}
 	th = map_get(p, root, "thresholds");

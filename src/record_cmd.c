@@ -84,9 +84,9 @@ int cmd_record(int argc, char **argv)
 		case 'v': dmt_verbosity++; break;
 		case 'h': record_usage(stdout); return 0;
 		case 'i':
-			if (parse_duration_ns(optarg, &ro.interval_ns) || ro.interval_ns < 10000000ULL) {
-				fprintf(stderr, "devmemtop record: bad --interval '%s' (at least 10ms)\n",
-					optarg);
+			if (parse_interval_ns(optarg, &ro.interval_ns)) {
+				fprintf(stderr, "devmemtop record: bad --interval '%s' ("
+					DMT_INTERVAL_RANGE ")\n", optarg);
 				return EXIT_REC_ERROR;
 			}
 			break;

@@ -39,7 +39,7 @@ static void test_args_bad(void **state)
 	struct top_opts o;
 	char err[256];
 
-	assert_int_equal(PARSE(&o, err, "-i", "10ms"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-i", "5ms"), -EINVAL);
 	assert_non_null(strstr(err, "bad interval"));
 	assert_int_equal(PARSE(&o, err, "-n", "-3"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-n", "99999999999999999999"), -EINVAL);
