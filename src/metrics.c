@@ -124,14 +124,6 @@ const struct mdef mdefs[] = {
 
 const size_t mdef_count = sizeof(mdefs) / sizeof(mdefs[0]);
 
-const struct mdef *mdef_find(const char *name)
-{
-	for (size_t i = 0; i < mdef_count; i++)
-		if (!strcmp(mdefs[i].name, name))
-			return &mdefs[i];
-	return NULL;
-}
-
 static const void *field(const struct mdef *d, const struct dmt_binding_snap *b)
 {
 	return (const char *)b + d->off;

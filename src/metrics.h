@@ -77,7 +77,6 @@ struct mdef {
 extern const struct mdef mdefs[];
 extern const size_t mdef_count;
 
-const struct mdef *mdef_find(const char *name);
 /*
  * The value of row d for binding b: false when unknown (the field says so,
  * or an input of a derived figure is unknown). Availability is the

@@ -1055,11 +1055,6 @@ const char *rec_reader__error(const struct rec_reader *r)
 	return r->errcode ? r->err : NULL;
 }
 
-uint64_t rec_reader__frames(const struct rec_reader *r)
-{
-	return r->frames;
-}
-
 int rec_reader__next(struct rec_reader *r, struct rec_item *it)
 {
 	uint32_t type, len;

@@ -255,7 +255,7 @@ static const char *ev_name(uint32_t t)
 		[DMT_EV_POOL_NEW] = "pool-new", [DMT_EV_POOL_RELEASE] = "pool-release",
 		[DMT_EV_POOL_NID] = "pool-nid", [DMT_EV_BIND_CREATE] = "bind-create",
 		[DMT_EV_BIND_UNBIND] = "bind-unbind", [DMT_EV_BIND_FREE] = "bind-free",
-		[DMT_EV_ALLOC_FAIL] = "alloc-fail", [DMT_EV_DONTNEED] = "dontneed",
+		[DMT_EV_ALLOC_FAIL] = "alloc-fail",
 	};
 
 	return t < ARRAY_SIZE(names) && names[t] ? names[t] : "unknown";
@@ -285,9 +285,6 @@ static void print_event(const struct report *r, const struct dmt_event *ev)
 		break;
 	case DMT_EV_ALLOC_FAIL:
 		printf(" free_left=%lld", (long long)ev->a);
-		break;
-	case DMT_EV_DONTNEED:
-		printf(" tokens=%lld", (long long)ev->a);
 		break;
 	}
 	printf("\n");
