@@ -171,7 +171,7 @@ const char *const *collector__probe_log(const struct collector *c)
 	return c->log ? (const char *const *)c->log : empty;
 }
 
-/* strerror() that also knows libbpf's own codes (-4001 "Invalid ELF/BTF format"). */
+/* strerror() that also knows libbpf's own codes (-4001: "BPF object format invalid"). */
 static const char *err_str(int err, char *buf, size_t len)
 {
 	if (libbpf_strerror(err, buf, len))

@@ -92,6 +92,17 @@ void objtrack_pool_update(struct dmt_pool_snap *last, const struct dmt_pool_snap
 	struct dmt_pool_snap old = *last;
 
 	*last = *cur;
+	/*
+	 * A sighting from the netlink dump alone carries no counters: keep the
+	 * BPF side's, or a later difference would go negative.
+	 */
+	if (!cur->addr && old.addr) {
+		last->holds = old.holds;
+		last->releases = old.releases;
+		last->holds_page = old.holds_page;
+		last->holds_niov = old.holds_niov;
+		last->refill = old.refill;
+	}
 	if (!last->ifname[0] && old.ifname[0] && (!last->ifindex || last->ifindex == old.ifindex))
 		memcpy(last->ifname, old.ifname, sizeof(last->ifname));
 	if (!last->ifindex)

@@ -352,6 +352,12 @@ static void print_batch(const struct hist_batch *h)
 	}
 }
 
+/* What a counter did since first: never a wrapped negative difference. */
+static uint64_t since(uint64_t last, uint64_t first)
+{
+	return last >= first ? last - first : last;
+}
+
 static void print_tables(const struct report *r)
 {
 	double dur = r->n_snaps > 1 ? (r->last_ts - r->first_ts) / 1e9 : 0;
@@ -375,8 +381,8 @@ static void print_tables(const struct report *r)
 		uint64_t holds = t->last.holds, rel = t->last.releases, q50 = 0, q99 = 0;
 
 		if (t->in_first) {
-			holds -= t->first.holds;
-			rel -= t->first.releases;
+			holds = since(holds, t->first.holds);
+			rel = since(rel, t->first.releases);
 			if (hist_batch_sub(&h, &t->last.refill, &t->first.refill))
 				h = t->last.refill;
 		}
@@ -396,8 +402,8 @@ static void print_tables(const struct report *r)
 		       "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED");
 	for (size_t i = 0; i < r->n_binds; i++) {
 		const struct bind_track *t = &r->binds[i];
-		uint64_t allocs = t->last.alloc_niovs - (t->in_first ? t->first.alloc_niovs : 0);
-		uint64_t fails = t->last.alloc_fail - (t->in_first ? t->first.alloc_fail : 0);
+		uint64_t allocs = since(t->last.alloc_niovs, t->in_first ? t->first.alloc_niovs : 0);
+		uint64_t fails = since(t->last.alloc_fail, t->in_first ? t->first.alloc_fail : 0);
 		char occ[16] = "?", unb[24] = "-", leak[24] = "-";
 
 		if (t->last.occupancy >= 0)

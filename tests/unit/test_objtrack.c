@@ -83,6 +83,9 @@ static void test_update_keeps_attributes(void **state)
 	objtrack_pool_update(&last, &cur);
 	assert_string_equal(last.ifname, "eth0");
 	assert_int_equal(last.addr, 0xa000);
+	/* the netlink sighting has no counters: the BPF side's stay */
+	assert_int_equal(last.holds, 10);
+	assert_int_equal(last.releases, 10);
 	objtrack_binding_update(&bl, &bc);
 	assert_string_equal(bl.layout, "freelist");
 	assert_int_equal(bl.niov_size, 4096);
