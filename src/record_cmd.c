@@ -398,24 +398,31 @@ static void print_tables(const struct report *r)
 	}
 	printf("\nbindings (%zu):\n", r->n_binds);
 	if (r->n_binds)
-		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s\n", "ID", "IFACE", "LAYOUT",
-		       "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED");
+		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s %10s\n", "ID", "IFACE",
+		       "LAYOUT", "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED",
+		       "LIFETIME");
 	for (size_t i = 0; i < r->n_binds; i++) {
 		const struct bind_track *t = &r->binds[i];
 		uint64_t allocs = since(t->last.alloc_niovs, t->in_first ? t->first.alloc_niovs : 0);
 		uint64_t fails = since(t->last.alloc_fail, t->in_first ? t->first.alloc_fail : 0);
-		char occ[16] = "?", unb[24] = "-", leak[24] = "-";
+		char occ[16] = "?", unb[24] = "-", leak[24] = "-", niovs[24] = "?", life[24] = "-";
+		/* created -> freed, or -> the end of the recording ("+": still bound) */
+		uint64_t end = t->last.freed_ns ? t->last.freed_ns : r->last_ts;
 
+		if (t->last.created_ns && end >= t->last.created_ns)
+			snprintf(life, sizeof(life), "%.1fs%s", (end - t->last.created_ns) / 1e9,
+				 t->last.freed_ns ? "" : "+");
+		if (t->last.total_niovs >= 0)
+			snprintf(niovs, sizeof(niovs), "%lld", (long long)t->last.total_niovs);
 		if (t->last.occupancy >= 0)
 			snprintf(occ, sizeof(occ), "%.1f", t->last.occupancy * 100);
 		if (t->last.out_at_unbind >= 0)
 			snprintf(unb, sizeof(unb), "%lld", (long long)t->last.out_at_unbind);
 		if (t->last.out_at_free >= 0)
 			snprintf(leak, sizeof(leak), "%lld", (long long)t->last.out_at_free);
-		printf("  %-6u %-16s %-9s %10lld %8s %10llu %8llu %10s %10s\n", t->last.id,
-		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout,
-		       (long long)t->last.total_niovs, occ, (unsigned long long)allocs,
-		       (unsigned long long)fails, unb, leak);
+		printf("  %-6u %-16s %-9s %10s %8s %10llu %8llu %10s %10s %10s\n", t->last.id,
+		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout, niovs, occ,
+		       (unsigned long long)allocs, (unsigned long long)fails, unb, leak, life);
 	}
 
 	printf("\nhistograms:\n");
