@@ -234,7 +234,8 @@ int snapbuild_link_pools(struct dmt_snapshot *s, struct snapbuild_addrs *addrs)
 		if (p->state == DMT_POOL_DESTROYED)
 			continue;
 		b->pools++;
-		b->in_pools = (b->in_pools < 0 ? 0 : b->in_pools) + (p->inflight > 0 ? p->inflight : 0);
+		b->in_pools = (b->in_pools < 0 ? 0 : b->in_pools) +
+			      (p->inflight > 0 ? p->inflight : 0);
 		if (snapbuild_addr_set(addrs, b - s->bindings, p->provider_priv))
 			return -ENOMEM;
 	}
