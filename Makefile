@@ -15,10 +15,18 @@ PKG_CONFIG	?= pkg-config
 ARCH		:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH	:= $(shell $(CC) -print-multiarch 2>/dev/null)
 
-PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.1 \
-		   gnutls libxcrypt libcap libprotobuf-c
+# The core (snapshot builder, formats, gates, recordings) needs only these;
+# the tool adds the kernel, terminal, HTTP, TLS and privilege libraries.
+CORE_PKGS	:= zlib json-c yaml-0.1 libprotobuf-c
+PKGS		:= libbpf libelf libnl-genl-3.0 ncursesw libmicrohttpd gnutls libxcrypt libcap \
+		   $(CORE_PKGS)
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CORE_LIBS	:= $(shell $(PKG_CONFIG) --libs $(CORE_PKGS) 2>/dev/null) -lm -lpthread
+# Packages pkg-config does not know: the tool needs all, unit tests the core's.
+missing		= $(shell for p in $(1); do $(PKG_CONFIG) --exists $$p 2>/dev/null || echo $$p; done)
+MISSING_PKGS	:= $(call missing,$(PKGS))
+MISSING_CORE	:= $(call missing,$(CORE_PKGS) cmocka)
 
 CFLAGS		?= -O2 -g
 CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -46,7 +54,17 @@ PROTOS		:= $(wildcard proto/*.proto)
 PROTO_HDRS	:= $(patsubst proto/%.proto,$(OUTPUT)/%.pb-c.h,$(PROTOS))
 PROTO_OBJS	:= $(patsubst proto/%.proto,$(OUTPUT)/src/%.pb-c.o,$(PROTOS))
 OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS)) $(PROTO_OBJS)
+# The library boundary: objects that use neither libbpf, libnl, ncurses nor
+# libmicrohttpd. Unit tests and fuzzers link against these alone, so a core
+# object that starts calling into the collector or a UI fails to link there.
+CORE_NAMES	:= hist util snapshot snapbuild metrics objtrack record gate_spec gate_eval json_out promfmt expo \
+		   tokens \
+		   publisher promproto html_report
+CORE_OBJS	:= $(patsubst %,$(OUTPUT)/src/%.o,$(CORE_NAMES)) $(PROTO_OBJS)
+CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a
+# Everything but main: for the few tests of UI code (test_top).
 LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
+FULL_TESTS	:= test_top test_top_detail test_webcfg
 
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -55,7 +73,21 @@ TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 	test-assets bench-assets \
 	bench fuzz deps
 
-all: $(OUTPUT)/devmemtop
+all: check-libs $(OUTPUT)/devmemtop
+
+# One line per missing library instead of a wall of compile errors.
+.PHONY: check-libs check-core-libs
+check-libs:
+	@if [ -n "$(MISSING_PKGS)" ]; then \
+		for p in $(MISSING_PKGS); do \
+			echo "devmemtop: $$p not found (scripts/install-deps.sh)" >&2; \
+		done; exit 1; fi
+
+check-core-libs:
+	@if [ -n "$(MISSING_CORE)" ]; then \
+		for p in $(MISSING_CORE); do \
+			echo "devmemtop: $$p not found (scripts/install-deps.sh)" >&2; \
+		done; exit 1; fi
 
 $(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -84,7 +116,16 @@ $(OUTPUT)/devmemtop: $(OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+$(CORE_LIB): $(CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(CORE_LIB) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(CORE_LIB) $(CORE_LIBS) -lcmocka -o $@
+
+$(patsubst %,$(OUTPUT)/tests/%,$(FULL_TESTS)): $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) \
+		| $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
 
@@ -112,7 +153,7 @@ bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
 bench: all bench-assets
 	$(Q)bench/overhead.sh
 
-unit-tests: $(TEST_BINS)
+unit-tests: check-core-libs $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
 
 integration-tests: all test-assets

@@ -227,7 +227,6 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 		}
 	}
 	v->addr = key;
-	v->first_ns = bpf_ktime_get_ns();
 	v->id = BPF_CORE_READ(pool, user.id);
 	v->nid = BPF_CORE_READ(pool, p.nid);
 	v->queue = BPF_CORE_READ(pool, slow.queue_idx);
@@ -359,10 +358,8 @@ int BPF_PROG(pp_destroy, const struct page_pool *pool, __s32 inflight, __u32 hol
 		v->batch_open = 0;
 	}
 	__sync_fetch_and_or(&v->flags, DMT_POOL_RELEASED);
-	if (inflight == 0) {
+	if (inflight == 0)
 		__sync_fetch_and_or(&v->flags, DMT_POOL_GONE);
-		v->gone_ns = bpf_ktime_get_ns();
-	}
 	emit(DMT_EV_POOL_RELEASE, key, v->id, v->ifindex, inflight, hold, release);
 	return 0;
 }
@@ -387,7 +384,6 @@ int BPF_PROG(pp_nid, const struct page_pool *pool, int new_nid)
 struct chunk_walk {
 	struct list_head *head;
 	struct list_head *pos;
-	__u64 chunks;
 	__u64 total;
 	__u64 avail;
 };
@@ -401,7 +397,6 @@ static long chunk_step(__u64 i, struct chunk_walk *w)
 	if (!next || next == w->head)
 		return 1;
 	c = container_of(next, struct gen_pool_chunk, next_chunk);
-	w->chunks++;
 	w->total += BPF_CORE_READ(c, end_addr) - BPF_CORE_READ(c, start_addr) + 1;
 	w->avail += BPF_CORE_READ(c, avail.counter);
 	w->pos = next;
@@ -442,8 +437,6 @@ static __noinline int binding_walk(struct net_devmem_dmabuf_binding *b, struct d
 		w->free_niovs = BPF_CORE_READ_BITFIELD_PROBED(fl, free_count);
 		if (bpf_core_field_exists(fl->total_niovs))
 			w->total_niovs = BPF_CORE_READ_BITFIELD_PROBED(fl, total_niovs);
-		w->total_bytes = w->total_niovs << shift;
-		w->avail_bytes = w->free_niovs << shift;
 		return 0;
 	}
 	if (bpf_core_field_exists(gp->chunk_pool)) {
@@ -456,9 +449,6 @@ static __noinline int binding_walk(struct net_devmem_dmabuf_binding *b, struct d
 		cw.head = (void *)pool + bpf_core_field_offset(struct gen_pool, chunks);
 		cw.pos = cw.head;
 		bpf_loop(MAX_CHUNK_WALK, chunk_step, &cw, 0);
-		w->chunks = cw.chunks;
-		w->total_bytes = cw.total;
-		w->avail_bytes = cw.avail;
 		w->total_niovs = cw.total >> shift;
 		w->free_niovs = cw.avail >> shift;
 		return 0;
@@ -474,10 +464,8 @@ SEC("raw_tp")
 int walk_binding(__u64 *ctx)
 {
 	struct net_devmem_dmabuf_binding *b = (void *)ctx[0];
-
 	struct dmt_walk w = {};
 
-	w.binding = (__u64)b;
 	w.err = binding_walk(b, &w);
 	walk_out = w;
 	return 0;

@@ -53,9 +53,6 @@ enum dmt_pool_flags {
 struct dmt_pool {
 	__u64 addr;
 	__u64 mp_priv;		/* devmem: the binding */
-	__u64 first_ns;
-	__u64 last_ns;
-	__u64 gone_ns;
 	__u32 id;		/* pool->user.id (netlink id), 0 if unlisted */
 	__s32 ifindex;
 	__u32 netns;		/* inode of the device's netns */
@@ -75,7 +72,7 @@ struct dmt_pool {
 	__s32 release_inflight;	/* inflight at the last page_pool_release */
 	__u32 release_calls;	/* page_pool_release events (retries) */
 	__u32 batch_open;	/* size of the refill in progress */
-	__u32 pad;
+	__u32 pad;		/* keeps ifname and refill 8-byte aligned */
 	char ifname[DMT_IFNAMSIZ];
 	struct dmt_batch_hist refill;
 };
@@ -118,10 +115,6 @@ struct dmt_binding {
 
 /* Result of the on-demand binding walk (walk_binding program). */
 struct dmt_walk {
-	__u64 binding;		/* in: kernel address */
-	__u64 chunks;
-	__u64 total_bytes;
-	__u64 avail_bytes;
 	__u64 total_niovs;
 	__u64 free_niovs;
 	__u32 id;
@@ -141,7 +134,7 @@ enum dmt_event_type {
 	DMT_EV_BIND_UNBIND,	/* a = outstanding niovs */
 	DMT_EV_BIND_FREE,	/* a = outstanding niovs, b = total */
 	DMT_EV_ALLOC_FAIL,	/* a = free niovs left if known, else -1 */
-	DMT_EV_DONTNEED,	/* a = tokens returned */
+	/* 8 was a DONTNEED event that was never emitted: do not reuse */
 };
 
 /* Sent through the events ring buffer: rare, state-changing events only. */

@@ -6,6 +6,13 @@
  * field order, size and padding here do not matter, and the build does not
  * depend on the build host's kernel. Fields that exist only in some kernels
  * live in ___flavour structs and are guarded with bpf_core_field_exists().
+ *
+ * Each flavour says which kernel change introduced or removed its layout,
+ * the way libbpf-tools' core_fixes.bpf.h does: the upstream commit subject
+ * (hashes are not recorded here: this tree has no kernel history to check
+ * them against, and a wrong hash is worse than none), our patch in
+ * kernel-patches/ when the lab kernel gets the layout from it, and what the
+ * pinned lab base (kernel-patches/BASE, 6.12.117) has.
  */
 #ifndef DEVMEMTOP_KERNEL_TYPES_H
 #define DEVMEMTOP_KERNEL_TYPES_H
@@ -90,7 +97,12 @@ struct page_pool {
 	} user;
 };
 
-/* Kernels that call memory providers through an ops table (6.12+). */
+/*
+ * Memory providers called through an ops table: upstream "net: page_pool:
+ * create hooks for custom memory providers" (the io_uring zcrx groundwork,
+ * after 6.12). The 6.12.117 base has only pool->mp_priv and calls the devmem
+ * provider directly, which is why no mp_ops means devmem.
+ */
 struct memory_provider_ops {
 	void *alloc_netmems;
 };
@@ -120,26 +132,42 @@ struct net_devmem_dmabuf_binding {
 	__u32 id;
 };
 
-/* gen_pool layout (upstream up to the freelist series). */
+/*
+ * gen_pool layout: binding->chunk_pool, one gen_pool chunk per sg entry.
+ * What the 6.12.117 base and upstream had until "net: devmem: replace
+ * gen_pool with freelist" (net-next, Sept 2026).
+ */
 struct net_devmem_dmabuf_binding___genpool {
 	struct gen_pool *chunk_pool;
 };
 
-/* freelist layout ("net: devmem: replace gen_pool with freelist"). */
+/*
+ * freelist layout: free_count and total_niovs in the binding. Upstream
+ * "net: devmem: replace gen_pool with freelist" (net-next, Sept 2026); in
+ * the lab kernel from kernel-patches/0004 ("net: devmem: replace gen_pool
+ * with a per-binding freelist").
+ */
 struct net_devmem_dmabuf_binding___freelist {
 	__u32 free_count;
 	__u32 total_niovs;
 };
 
-/* large niovs ("rx-page-size" series): niov size is 1 << niov_shift. */
+/*
+ * Large niovs: niov size is 1 << niov_shift. Upstream rx-page-size series
+ * ("rx-buf-size" in its early versions; net-next, 2026-08-08); absent in
+ * the 6.12.117 base, where a niov is PAGE_SIZE.
+ */
 struct net_devmem_dmabuf_binding___niov_shift {
 	__u32 niov_shift;
 };
 
 /*
- * __net_devmem_dmabuf_binding_free() takes a work_struct since the binding
- * moved its final free to a workqueue (6.15-ish): container_of() needs the
- * member's offset, which CO-RE gives us.
+ * __net_devmem_dmabuf_binding_free() takes a work_struct since upstream
+ * moved the binding's final free to a workqueue (after 6.12: the 6.12.117
+ * base still passes the binding; subject not recorded here). container_of()
+ * needs the member's offset, which CO-RE gives us; user space tells the BPF
+ * side which form the kernel has from the function's BTF (collector.c,
+ * binding_free_takes_work()).
  */
 struct work_struct {
 	atomic_long_t data;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/bpf.h>
@@ -20,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include "collector.h"
 #include "nl.h"
+#include "snapbuild.h"
 #include "util.h"
 #include "devmemtop.skel.h"
 
@@ -47,39 +49,80 @@ struct prog_desc {
 	enum prog_group group;
 };
 
-static const struct prog_desc progs[] = {
-	{ "pp_hold",		PK_TP_BTF, "page_pool_state_hold",	PG_POOL },
-	{ "pp_release",		PK_TP_BTF, "page_pool_state_release",	PG_POOL },
-	{ "pp_destroy",		PK_TP_BTF, "page_pool_release",		PG_POOL },
-	{ "pp_nid",		PK_TP_BTF, "page_pool_update_nid",	PG_POOL },
-	{ "walk_binding",	PK_RUN,    "net_devmem_dmabuf_binding",	PG_WALK },
-	{ "bind_exit",		PK_FEXIT,  "net_devmem_bind_dmabuf",	PG_FENTRY },
-	{ "unbind_entry",	PK_FENTRY, "net_devmem_unbind_dmabuf",	PG_FENTRY },
-	{ "binding_free_entry",	PK_FENTRY, "__net_devmem_dmabuf_binding_free", PG_FENTRY },
-	{ "mp_alloc_entry",	PK_FENTRY, "mp_dmabuf_devmem_alloc_netmems", PG_FENTRY },
-	{ "mp_alloc_exit",	PK_FEXIT,  "mp_dmabuf_devmem_alloc_netmems", PG_FENTRY },
-	{ "mp_release_entry",	PK_FENTRY, "mp_dmabuf_devmem_release_page", PG_FENTRY },
-	{ "mp_release_exit",	PK_FEXIT,  "mp_dmabuf_devmem_release_page", PG_FENTRY },
-	{ "dontneed_exit",	PK_FEXIT,  "sock_devmem_dontneed",	PG_FENTRY },
-	{ "dm_create",		PK_TP_BTF, "devmem_binding_create",	PG_DEVMEM_TP },
-	{ "dm_unbind",		PK_TP_BTF, "devmem_binding_unbind",	PG_DEVMEM_TP },
-	{ "dm_free",		PK_TP_BTF, "devmem_binding_free",	PG_DEVMEM_TP },
-	{ "dm_alloc",		PK_TP_BTF, "devmem_alloc",		PG_DEVMEM_TP },
-	{ "dm_alloc_fail",	PK_TP_BTF, "devmem_alloc_fail",		PG_DEVMEM_TP },
-	{ "dm_niov_free",	PK_TP_BTF, "devmem_niov_free",		PG_DEVMEM_TP },
-	{ "dm_dontneed",	PK_TP_BTF, "devmem_dontneed",		PG_DEVMEM_TP },
-	{ "tok_tp_recv",	PK_TP_BTF, "devmem_token_recv",		PG_TOK_TP },
-	{ "tok_tp_dontneed",	PK_TP_BTF, "devmem_token_dontneed",	PG_TOK_TP },
-	{ "tok_tp_release",	PK_TP_BTF, "devmem_token_release",	PG_TOK_TP },
-	{ "tok_destroy",	PK_TP_BTF, "tcp_destroy_sock",		PG_TOK },
-	{ "tok_recvmsg_entry",	PK_FENTRY, "tcp_recvmsg",		PG_TOK_FENTRY },
-	{ "tok_recvmsg_exit",	PK_FEXIT,  "tcp_recvmsg",		PG_TOK_FENTRY },
-	{ "tok_cmsg_exit",	PK_FEXIT,  "put_cmsg_notrunc",		PG_TOK_FENTRY },
-	{ "tok_dontneed_entry",	PK_FENTRY, "sock_devmem_dontneed",	PG_TOK_FENTRY },
-	{ "tok_dontneed_exit",	PK_FEXIT,  "sock_devmem_dontneed",	PG_TOK_FENTRY },
+enum prog_id {
+	P_PP_HOLD,
+	P_PP_RELEASE,
+	P_PP_DESTROY,
+	P_PP_NID,
+	P_WALK_BINDING,
+	P_BIND_EXIT,
+	P_UNBIND_ENTRY,
+	P_BINDING_FREE_ENTRY,
+	P_MP_ALLOC_ENTRY,
+	P_MP_ALLOC_EXIT,
+	P_MP_RELEASE_ENTRY,
+	P_MP_RELEASE_EXIT,
+	P_DONTNEED_EXIT,
+	P_DM_CREATE,
+	P_DM_UNBIND,
+	P_DM_FREE,
+	P_DM_ALLOC,
+	P_DM_ALLOC_FAIL,
+	P_DM_NIOV_FREE,
+	P_DM_DONTNEED,
+	P_TOK_TP_RECV,
+	P_TOK_TP_DONTNEED,
+	P_TOK_TP_RELEASE,
+	P_TOK_DESTROY,
+	P_TOK_RECVMSG_ENTRY,
+	P_TOK_RECVMSG_EXIT,
+	P_TOK_CMSG_EXIT,
+	P_TOK_DONTNEED_ENTRY,
+	P_TOK_DONTNEED_EXIT,
+	P__COUNT,
 };
 
-#define N_PROGS ARRAY_SIZE(progs)
+static const struct prog_desc progs[P__COUNT] = {
+	[P_PP_HOLD] = { "pp_hold", PK_TP_BTF, "page_pool_state_hold", PG_POOL },
+	[P_PP_RELEASE] = { "pp_release", PK_TP_BTF, "page_pool_state_release", PG_POOL },
+	[P_PP_DESTROY] = { "pp_destroy", PK_TP_BTF, "page_pool_release", PG_POOL },
+	[P_PP_NID] = { "pp_nid", PK_TP_BTF, "page_pool_update_nid", PG_POOL },
+	[P_WALK_BINDING] = { "walk_binding", PK_RUN, "net_devmem_dmabuf_binding", PG_WALK },
+	[P_BIND_EXIT] = { "bind_exit", PK_FEXIT, "net_devmem_bind_dmabuf", PG_FENTRY },
+	[P_UNBIND_ENTRY] = { "unbind_entry", PK_FENTRY, "net_devmem_unbind_dmabuf", PG_FENTRY },
+	[P_BINDING_FREE_ENTRY] = { "binding_free_entry",
+		PK_FENTRY, "__net_devmem_dmabuf_binding_free", PG_FENTRY },
+	[P_MP_ALLOC_ENTRY] = { "mp_alloc_entry",
+		PK_FENTRY, "mp_dmabuf_devmem_alloc_netmems", PG_FENTRY },
+	[P_MP_ALLOC_EXIT] = { "mp_alloc_exit",
+		PK_FEXIT, "mp_dmabuf_devmem_alloc_netmems", PG_FENTRY },
+	[P_MP_RELEASE_ENTRY] = { "mp_release_entry",
+		PK_FENTRY, "mp_dmabuf_devmem_release_page", PG_FENTRY },
+	[P_MP_RELEASE_EXIT] = { "mp_release_exit",
+		PK_FEXIT, "mp_dmabuf_devmem_release_page", PG_FENTRY },
+	[P_DONTNEED_EXIT] = { "dontneed_exit", PK_FEXIT, "sock_devmem_dontneed", PG_FENTRY },
+	[P_DM_CREATE] = { "dm_create", PK_TP_BTF, "devmem_binding_create", PG_DEVMEM_TP },
+	[P_DM_UNBIND] = { "dm_unbind", PK_TP_BTF, "devmem_binding_unbind", PG_DEVMEM_TP },
+	[P_DM_FREE] = { "dm_free", PK_TP_BTF, "devmem_binding_free", PG_DEVMEM_TP },
+	[P_DM_ALLOC] = { "dm_alloc", PK_TP_BTF, "devmem_alloc", PG_DEVMEM_TP },
+	[P_DM_ALLOC_FAIL] = { "dm_alloc_fail", PK_TP_BTF, "devmem_alloc_fail", PG_DEVMEM_TP },
+	[P_DM_NIOV_FREE] = { "dm_niov_free", PK_TP_BTF, "devmem_niov_free", PG_DEVMEM_TP },
+	[P_DM_DONTNEED] = { "dm_dontneed", PK_TP_BTF, "devmem_dontneed", PG_DEVMEM_TP },
+	[P_TOK_TP_RECV] = { "tok_tp_recv", PK_TP_BTF, "devmem_token_recv", PG_TOK_TP },
+	[P_TOK_TP_DONTNEED] = { "tok_tp_dontneed",
+		PK_TP_BTF, "devmem_token_dontneed", PG_TOK_TP },
+	[P_TOK_TP_RELEASE] = { "tok_tp_release", PK_TP_BTF, "devmem_token_release", PG_TOK_TP },
+	[P_TOK_DESTROY] = { "tok_destroy", PK_TP_BTF, "tcp_destroy_sock", PG_TOK },
+	[P_TOK_RECVMSG_ENTRY] = { "tok_recvmsg_entry", PK_FENTRY, "tcp_recvmsg", PG_TOK_FENTRY },
+	[P_TOK_RECVMSG_EXIT] = { "tok_recvmsg_exit", PK_FEXIT, "tcp_recvmsg", PG_TOK_FENTRY },
+	[P_TOK_CMSG_EXIT] = { "tok_cmsg_exit", PK_FEXIT, "put_cmsg_notrunc", PG_TOK_FENTRY },
+	[P_TOK_DONTNEED_ENTRY] = { "tok_dontneed_entry",
+		PK_FENTRY, "sock_devmem_dontneed", PG_TOK_FENTRY },
+	[P_TOK_DONTNEED_EXIT] = { "tok_dontneed_exit",
+		PK_FEXIT, "sock_devmem_dontneed", PG_TOK_FENTRY },
+};
+
+#define N_PROGS P__COUNT
 
 struct prog_state {
 	struct bpf_program *prog;
@@ -88,14 +131,6 @@ struct prog_state {
 	bool loaded;
 	bool attached;
 	char why[160];		/* why not wanted / not attached */
-};
-
-/* What we remember of a pool between snapshots. */
-struct pool_prev {
-	uint64_t addr;
-	uint64_t holds;
-	uint64_t releases;
-	uint64_t ts_ns;
 };
 
 struct collector {
@@ -118,8 +153,8 @@ struct collector {
 	struct tok_agg tok_agg;		/* this snapshot's token counts */
 	struct dmt_tok_stats tok_stats;
 
-	struct pool_prev *prev;
-	size_t n_prev;
+	struct rate_tracker *rates;
+	struct binding_memory *bindings;
 	uint64_t last_ts;
 	uint64_t seq;
 
@@ -131,68 +166,6 @@ struct collector {
 };
 
 static int rb_event(void *ctx, void *data, size_t len);
-
-static const char *const metric_names[DMT_M__COUNT] = {
-	[DMT_M_POOL_HOLDS]		= "pool_holds",
-	[DMT_M_POOL_RELEASES]		= "pool_releases",
-	[DMT_M_POOL_INFLIGHT]		= "pool_inflight",
-	[DMT_M_POOL_REFILL]		= "pool_refill_batch",
-	[DMT_M_POOL_DESTROY]		= "pool_destroy",
-	[DMT_M_POOL_NID]		= "pool_nid",
-	[DMT_M_BIND_LIFECYCLE]		= "binding_lifecycle",
-	[DMT_M_BIND_OCCUPANCY]		= "binding_occupancy",
-	[DMT_M_BIND_IN_POOLS]		= "binding_in_pools",
-	[DMT_M_BIND_HELD_BY_SOCKETS]	= "binding_held_by_sockets",
-	[DMT_M_BIND_ALLOC_LATENCY]	= "binding_alloc_latency",
-	[DMT_M_BIND_FREE_LATENCY]	= "binding_free_latency",
-	[DMT_M_BIND_ALLOC_FAIL]		= "binding_alloc_failures",
-	[DMT_M_BIND_PROVIDER_CALLS]	= "binding_provider_calls",
-	[DMT_M_BIND_LEAKS]		= "binding_leaks",
-	[DMT_M_DONTNEED_TOKENS]		= "dontneed_tokens",
-	[DMT_M_NETLINK]			= "netlink_page_pools",
-	[DMT_M_RECVMSG_TOKENS]		= "recvmsg_tokens",
-	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
-};
-
-const char *dmt_metric_name(enum dmt_metric m)
-{
-	return m < DMT_M__COUNT ? metric_names[m] : "unknown";
-}
-
-const char *dmt_mode_name(enum dmt_attach_mode m)
-{
-	switch (m) {
-	case DMT_MODE_DEVMEM_TP:
-		return "devmem-tracepoints";
-	case DMT_MODE_FENTRY:
-		return "fentry";
-	case DMT_MODE_TP_ONLY:
-		return "tracepoint-only";
-	}
-	return "unknown";
-}
-
-const char *dmt_kind_name(enum dmt_pool_kind k)
-{
-	static const char *const names[] = { "pages", "devmem", "io_uring", "other" };
-
-	return k < ARRAY_SIZE(names) ? names[k] : "unknown";
-}
-
-const char *dmt_pool_state_name(enum dmt_pool_state s)
-{
-	static const char *const names[] = { "alive", "zombie", "destroyed" };
-
-	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
-}
-
-const char *dmt_attr_src_name(enum dmt_attr_src s)
-{
-	static const char *const names[] = { "none", "bpf-netdev", "bpf-napi", "netlink",
-					     "bpf-device" };
-
-	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
-}
 
 static void coll_log(struct collector *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -223,6 +196,14 @@ const char *const *collector__probe_log(const struct collector *c)
 	static const char *const empty[] = { NULL };
 
 	return c->log ? (const char *const *)c->log : empty;
+}
+
+/* strerror() that also knows libbpf's own codes (-4001: "BPF object format invalid"). */
+static const char *err_str(int err, char *buf, size_t len)
+{
+	if (libbpf_strerror(err, buf, len))
+		snprintf(buf, len, "%s", strerror(err < 0 ? -err : err));
+	return buf;
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -347,22 +328,22 @@ static void probe_all(struct collector *c)
  */
 static void prefer_devmem_tracepoints(struct collector *c)
 {
-	static const char *const covered[] = {
-		"bind_exit", "unbind_entry", "binding_free_entry", "dontneed_exit",
+	static const enum prog_id covered[] = {
+		P_BIND_EXIT, P_UNBIND_ENTRY, P_BINDING_FREE_ENTRY, P_DONTNEED_EXIT,
 	};
 
 	for (size_t i = 0; i < N_PROGS; i++)
 		if (progs[i].group == PG_DEVMEM_TP && !c->ps[i].wanted)
 			return;
-	for (size_t i = 0; i < N_PROGS; i++) {
-		for (size_t k = 0; k < ARRAY_SIZE(covered); k++) {
-			if (strcmp(progs[i].name, covered[k]) || !c->ps[i].wanted)
-				continue;
-			c->ps[i].wanted = false;
-			snprintf(c->ps[i].why, sizeof(c->ps[i].why),
-				 "not needed: devmem tracepoints cover it");
-			coll_log(c, 1, "skip  %-20s covered by the devmem tracepoints", progs[i].name);
-		}
+	for (size_t k = 0; k < ARRAY_SIZE(covered); k++) {
+		struct prog_state *ps = &c->ps[covered[k]];
+
+		if (!ps->wanted)
+			continue;
+		ps->wanted = false;
+		snprintf(ps->why, sizeof(ps->why), "not needed: devmem tracepoints cover it");
+		coll_log(c, 1, "skip  %-20s covered by the devmem tracepoints",
+			 progs[covered[k]].name);
 	}
 }
 
@@ -374,15 +355,15 @@ static bool group_wanted(const struct collector *c, enum prog_group g)
 	return true;
 }
 
-static void unwant(struct collector *c, const char *name, const char *why)
+static void unwant(struct collector *c, enum prog_id id, const char *why)
 {
-	for (size_t i = 0; i < N_PROGS; i++) {
-		if (strcmp(progs[i].name, name) || !c->ps[i].wanted)
-			continue;
-		c->ps[i].wanted = false;
-		snprintf(c->ps[i].why, sizeof(c->ps[i].why), "%s", why);
-		coll_log(c, 1, "skip  %-20s %s", name, why);
-	}
+	struct prog_state *ps = &c->ps[id];
+
+	if (!ps->wanted)
+		return;
+	ps->wanted = false;
+	snprintf(ps->why, sizeof(ps->why), "%s", why);
+	coll_log(c, 1, "skip  %-20s %s", progs[id].name, why);
 }
 
 /*
@@ -393,29 +374,26 @@ static void unwant(struct collector *c, const char *name, const char *why)
  */
 static void choose_token_source(struct collector *c)
 {
-	static const char *const need[] = { "tok_recvmsg_entry", "tok_dontneed_entry" };
+	static const enum prog_id need[] = { P_TOK_RECVMSG_ENTRY, P_TOK_DONTNEED_ENTRY };
+	const char *fb = "fallback in use: not every devmem_token_* tracepoint is here";
 
 	if (group_wanted(c, PG_TOK_TP)) {
 		c->tok_fallback = false;
-		unwant(c, "tok_cmsg_exit", "not needed: devmem_token_* tracepoints cover it");
+		unwant(c, P_TOK_CMSG_EXIT, "not needed: devmem_token_* tracepoints cover it");
 		return;
 	}
 	c->tok_fallback = true;
-	unwant(c, "tok_tp_recv", "fallback in use: not every devmem_token_* tracepoint is here");
-	unwant(c, "tok_tp_dontneed", "fallback in use: not every devmem_token_* tracepoint is here");
-	unwant(c, "tok_tp_release", "fallback in use: not every devmem_token_* tracepoint is here");
+	unwant(c, P_TOK_TP_RECV, fb);
+	unwant(c, P_TOK_TP_DONTNEED, fb);
+	unwant(c, P_TOK_TP_RELEASE, fb);
 	for (size_t k = 0; k < ARRAY_SIZE(need); k++) {
-		const struct prog_state *s = NULL;
+		char why[160];
 
-		for (size_t i = 0; i < N_PROGS; i++)
-			if (!strcmp(progs[i].name, need[k]))
-				s = &c->ps[i];
-		if (s && !s->wanted) {
-			char why[160];
-
-			snprintf(why, sizeof(why), "needs %s: %.120s", need[k], s->why);
-			unwant(c, "tok_cmsg_exit", why);
-		}
+		if (c->ps[need[k]].wanted)
+			continue;
+		snprintf(why, sizeof(why), "needs %s: %.120s", progs[need[k]].name,
+			 c->ps[need[k]].why);
+		unwant(c, P_TOK_CMSG_EXIT, why);
 	}
 }
 
@@ -556,26 +534,14 @@ static void attach_all(struct collector *c)
 	}
 }
 
-static const struct prog_state *ps_by_name(const struct collector *c, const char *name)
+static bool attached(const struct collector *c, enum prog_id id)
 {
-	for (size_t i = 0; i < N_PROGS; i++)
-		if (!strcmp(progs[i].name, name))
-			return &c->ps[i];
-	return NULL;
+	return c->ps[id].attached;
 }
 
-static bool attached(const struct collector *c, const char *name)
+static const char *why_not(const struct collector *c, enum prog_id id)
 {
-	const struct prog_state *s = ps_by_name(c, name);
-
-	return s && s->attached;
-}
-
-static const char *why_not(const struct collector *c, const char *name)
-{
-	const struct prog_state *s = ps_by_name(c, name);
-
-	return s && s->why[0] ? s->why : "not attached";
+	return c->ps[id].why[0] ? c->ps[id].why : "not attached";
 }
 
 static void set_avail(struct dmt_availability *a, bool ok, const char *source, const char *why)
@@ -588,28 +554,24 @@ static void set_avail(struct dmt_availability *a, bool ok, const char *source, c
 		snprintf(a->reason, sizeof(a->reason), "%s", why);
 }
 
-/* "fexit/put_cmsg_notrunc" for a program's name. */
-static const char *prog_target(const struct collector *c, const char *name)
+/* "fexit/put_cmsg_notrunc" for a program. */
+static const char *prog_target(enum prog_id id, char *buf, size_t len)
 {
-	static char buf[48];
-
-	for (size_t i = 0; i < N_PROGS; i++)
-		if (!strcmp(progs[i].name, name))
-			snprintf(buf, sizeof(buf), "%s/%s", progs[i].kind == PK_FEXIT ? "fexit" :
-				 progs[i].kind == PK_FENTRY ? "fentry" : "tp_btf", progs[i].target);
+	snprintf(buf, len, "%s/%s", progs[id].kind == PK_FEXIT ? "fexit" :
+		 progs[id].kind == PK_FENTRY ? "fentry" : "tp_btf", progs[id].target);
 	return buf;
 }
 
 /* Does the token tracker see every hand-out, return and release? */
 static bool tokens_tracked(const struct collector *c)
 {
-	if (!attached(c, "tok_destroy"))
+	if (!attached(c, P_TOK_DESTROY))
 		return false;
 	if (!c->tok_fallback)
-		return attached(c, "tok_tp_recv") && attached(c, "tok_tp_dontneed") &&
-		       attached(c, "tok_tp_release");
-	return attached(c, "tok_recvmsg_entry") && attached(c, "tok_cmsg_exit") &&
-	       attached(c, "tok_dontneed_entry");
+		return attached(c, P_TOK_TP_RECV) && attached(c, P_TOK_TP_DONTNEED) &&
+		       attached(c, P_TOK_TP_RELEASE);
+	return attached(c, P_TOK_RECVMSG_ENTRY) && attached(c, P_TOK_CMSG_EXIT) &&
+	       attached(c, P_TOK_DONTNEED_ENTRY);
 }
 
 static void tokens_availability(const struct collector *c, struct dmt_availability *av)
@@ -617,46 +579,48 @@ static void tokens_availability(const struct collector *c, struct dmt_availabili
 	const char *src = c->tok_fallback ?
 		"fexit/put_cmsg_notrunc, fentry/tcp_recvmsg+sock_devmem_dontneed" :
 		"tp_btf/devmem_token_* (kernel-patches/0009)";
-	const char *missing = !attached(c, "tok_cmsg_exit") ? "tok_cmsg_exit" :
-			      !attached(c, "tok_recvmsg_entry") ? "tok_recvmsg_entry" :
-			      "tok_dontneed_entry";
-	char why[160];
+	enum prog_id missing = !attached(c, P_TOK_CMSG_EXIT) ? P_TOK_CMSG_EXIT :
+			       !attached(c, P_TOK_RECVMSG_ENTRY) ? P_TOK_RECVMSG_ENTRY :
+			       P_TOK_DONTNEED_ENTRY;
+	bool ok = tokens_tracked(c);
+	char why[160], tgt[40];
 
-	if (!attached(c, "tok_destroy"))
-		snprintf(why, sizeof(why), "tcp_destroy_sock: %s", why_not(c, "tok_destroy"));
+	if (!attached(c, P_TOK_DESTROY))
+		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s", why_not(c, P_TOK_DESTROY));
 	else if (!c->tok_fallback)
-		snprintf(why, sizeof(why), "devmem_token_*: %s", why_not(c, "tok_tp_recv"));
+		snprintf(why, sizeof(why), "devmem_token_*: %.100s", why_not(c, P_TOK_TP_RECV));
 	else
-		snprintf(why, sizeof(why), "no devmem_token_* tracepoints (0009); fallback %s: %.60s", prog_target(c, missing), why_not(c, missing));
-	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], tokens_tracked(c), src, why);
-	set_avail(&av[DMT_M_RECVMSG_TOKENS], tokens_tracked(c) && attached(c, "tok_recvmsg_exit"),
-		  "fexit/tcp_recvmsg", tokens_tracked(c) ? why_not(c, "tok_recvmsg_exit") : why);
-	set_avail(&av[DMT_M_DONTNEED_COST], attached(c, "tok_dontneed_entry") &&
-		  attached(c, "tok_dontneed_exit"), "fentry+fexit/sock_devmem_dontneed",
-		  why_not(c, attached(c, "tok_dontneed_entry") ? "tok_dontneed_exit" :
-			  "tok_dontneed_entry"));
+		snprintf(why, sizeof(why), "no devmem_token_* tracepoints (0009); fallback %s: %.60s",
+			 prog_target(missing, tgt, sizeof(tgt)), why_not(c, missing));
+	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], ok, src, why);
+	set_avail(&av[DMT_M_RECVMSG_TOKENS], ok && attached(c, P_TOK_RECVMSG_EXIT),
+		  "fexit/tcp_recvmsg", ok ? why_not(c, P_TOK_RECVMSG_EXIT) : why);
+	set_avail(&av[DMT_M_DONTNEED_COST], attached(c, P_TOK_DONTNEED_ENTRY) &&
+		  attached(c, P_TOK_DONTNEED_EXIT), "fentry+fexit/sock_devmem_dontneed",
+		  why_not(c, attached(c, P_TOK_DONTNEED_ENTRY) ? P_TOK_DONTNEED_EXIT :
+			  P_TOK_DONTNEED_ENTRY));
 }
 
 /* Which metrics the attached programs can give: one place, used everywhere. */
 static void fill_availability(const struct collector *c, struct dmt_availability *av)
 {
 	bool tp = c->mode == DMT_MODE_DEVMEM_TP;
-	bool walk = ps_by_name(c, "walk_binding")->loaded;
+	bool walk = c->ps[P_WALK_BINDING].loaded;
 	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
 
-	set_avail(&av[DMT_M_POOL_HOLDS], attached(c, "pp_hold"), "tp_btf/page_pool_state_hold",
-		  why_not(c, "pp_hold"));
-	set_avail(&av[DMT_M_POOL_RELEASES], attached(c, "pp_release"),
-		  "tp_btf/page_pool_state_release", why_not(c, "pp_release"));
-	set_avail(&av[DMT_M_POOL_INFLIGHT], attached(c, "pp_hold") && attached(c, "pp_release"),
-		  "hold - release counters", why_not(c, attached(c, "pp_hold") ? "pp_release" :
-						     "pp_hold"));
-	set_avail(&av[DMT_M_POOL_REFILL], attached(c, "pp_hold"),
-		  "pool->alloc.count at page_pool_state_hold", why_not(c, "pp_hold"));
-	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, "pp_destroy"), "tp_btf/page_pool_release",
-		  why_not(c, "pp_destroy"));
-	set_avail(&av[DMT_M_POOL_NID], attached(c, "pp_nid"), "tp_btf/page_pool_update_nid",
-		  why_not(c, "pp_nid"));
+	set_avail(&av[DMT_M_POOL_HOLDS], attached(c, P_PP_HOLD), "tp_btf/page_pool_state_hold",
+		  why_not(c, P_PP_HOLD));
+	set_avail(&av[DMT_M_POOL_RELEASES], attached(c, P_PP_RELEASE),
+		  "tp_btf/page_pool_state_release", why_not(c, P_PP_RELEASE));
+	set_avail(&av[DMT_M_POOL_INFLIGHT], attached(c, P_PP_HOLD) && attached(c, P_PP_RELEASE),
+		  "hold - release counters", why_not(c, attached(c, P_PP_HOLD) ? P_PP_RELEASE :
+						     P_PP_HOLD));
+	set_avail(&av[DMT_M_POOL_REFILL], attached(c, P_PP_HOLD),
+		  "pool->alloc.count at page_pool_state_hold", why_not(c, P_PP_HOLD));
+	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, P_PP_DESTROY), "tp_btf/page_pool_release",
+		  why_not(c, P_PP_DESTROY));
+	set_avail(&av[DMT_M_POOL_NID], attached(c, P_PP_NID), "tp_btf/page_pool_update_nid",
+		  why_not(c, P_PP_NID));
 
 	if (!c->have_devmem) {
 		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
@@ -668,50 +632,50 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
 		else
 			set_avail(&av[DMT_M_BIND_LIFECYCLE],
-				  attached(c, "bind_exit") && attached(c, "binding_free_entry"),
-				  "fexit/net_devmem_bind_dmabuf", why_not(c, "bind_exit"));
-		if (tp && attached(c, "dm_alloc"))
+				  attached(c, P_BIND_EXIT) && attached(c, P_BINDING_FREE_ENTRY),
+				  "fexit/net_devmem_bind_dmabuf", why_not(c, P_BIND_EXIT));
+		if (tp && attached(c, P_DM_ALLOC))
 			set_avail(&av[DMT_M_BIND_OCCUPANCY], true, "tp_btf/devmem_* free_niovs", "");
 		else
 			set_avail(&av[DMT_M_BIND_OCCUPANCY], walk, "bpf_loop walk of the binding",
-				  why_not(c, "walk_binding"));
-		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, "pp_hold") &&
-			  attached(c, "pp_release"), "sum of the binding's pools' inflight",
-			  why_not(c, "pp_release"));
+				  why_not(c, P_WALK_BINDING));
+		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, P_PP_HOLD) &&
+			  attached(c, P_PP_RELEASE), "sum of the binding's pools' inflight",
+			  why_not(c, P_PP_RELEASE));
 		tokens_availability(c, av);
 		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
-			  attached(c, "mp_alloc_entry") && attached(c, "mp_alloc_exit"),
+			  attached(c, P_MP_ALLOC_ENTRY) && attached(c, P_MP_ALLOC_EXIT),
 			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
-			  why_not(c, "mp_alloc_exit"));
+			  why_not(c, P_MP_ALLOC_EXIT));
 		set_avail(&av[DMT_M_BIND_FREE_LATENCY],
-			  attached(c, "mp_release_entry") && attached(c, "mp_release_exit"),
+			  attached(c, P_MP_RELEASE_ENTRY) && attached(c, P_MP_RELEASE_EXIT),
 			  "fentry+fexit/mp_dmabuf_devmem_release_page",
-			  why_not(c, "mp_release_exit"));
-		if (tp && attached(c, "dm_alloc_fail"))
+			  why_not(c, P_MP_RELEASE_EXIT));
+		if (tp && attached(c, P_DM_ALLOC_FAIL))
 			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], true, "tp_btf/devmem_alloc_fail", "");
 		else
-			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, "mp_alloc_exit"),
+			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, P_MP_ALLOC_EXIT),
 				  "fexit/mp_dmabuf_devmem_alloc_netmems",
-				  why_not(c, "mp_alloc_exit"));
-		if (tp && attached(c, "dm_alloc"))
+				  why_not(c, P_MP_ALLOC_EXIT));
+		if (tp && attached(c, P_DM_ALLOC))
 			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true, "tp_btf/devmem_alloc", "");
 		else
-			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, "mp_alloc_exit"),
+			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, P_MP_ALLOC_EXIT),
 				  "fexit/mp_dmabuf_devmem_alloc_netmems",
-				  why_not(c, "mp_alloc_exit"));
-		if (tp && attached(c, "dm_free"))
+				  why_not(c, P_MP_ALLOC_EXIT));
+		if (tp && attached(c, P_DM_FREE))
 			set_avail(&av[DMT_M_BIND_LEAKS], true, "tp_btf/devmem_binding_unbind/free",
 				  "");
 		else
-			set_avail(&av[DMT_M_BIND_LEAKS], attached(c, "unbind_entry") &&
-				  attached(c, "binding_free_entry"),
+			set_avail(&av[DMT_M_BIND_LEAKS], attached(c, P_UNBIND_ENTRY) &&
+				  attached(c, P_BINDING_FREE_ENTRY),
 				  "fentry/net_devmem_unbind_dmabuf + binding free",
-				  why_not(c, "binding_free_entry"));
-		if (tp && attached(c, "dm_dontneed"))
+				  why_not(c, P_BINDING_FREE_ENTRY));
+		if (tp && attached(c, P_DM_DONTNEED))
 			set_avail(&av[DMT_M_DONTNEED_TOKENS], true, "tp_btf/devmem_dontneed", "");
 		else
-			set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, "dontneed_exit"),
-				  "fexit/sock_devmem_dontneed", why_not(c, "dontneed_exit"));
+			set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, P_DONTNEED_EXIT),
+				  "fexit/sock_devmem_dontneed", why_not(c, P_DONTNEED_EXIT));
 	}
 	set_avail(&av[DMT_M_NETLINK], c->nl != NULL, "netdev genl page-pool-get", c->nl_why);
 }
@@ -736,7 +700,7 @@ static int check_environment(char *why, size_t len)
 struct collector *collector__new(const struct collector_opts *opts)
 {
 	struct collector *c;
-	char why[256];
+	char why[256], ebuf[128];
 	int err;
 
 	c = calloc(1, sizeof(*c));
@@ -747,6 +711,13 @@ struct collector *collector__new(const struct collector_opts *opts)
 	if (opts)
 		c->opts = *opts;
 	c->stats_fd = -1;
+	c->rates = rate_tracker__new();
+	c->bindings = binding_memory__new();
+	if (!c->rates || !c->bindings) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "out of memory");
+		goto err_msg;
+	}
 	libbpf_set_print(libbpf_quiet);
 
 	err = check_environment(why, sizeof(why));
@@ -756,7 +727,8 @@ struct collector *collector__new(const struct collector_opts *opts)
 					 btf__load_vmlinux_btf();
 	if (!c->vmlinux) {
 		err = -errno;
-		snprintf(why, sizeof(why), "cannot parse kernel BTF: %s", strerror(-err));
+		snprintf(why, sizeof(why), "cannot parse kernel BTF: %s",
+			 err_str(err, ebuf, sizeof(ebuf)));
 		goto err_msg;
 	}
 	if (!btf_has(c->vmlinux, "btf_trace_page_pool_state_hold", BTF_KIND_TYPEDEF)) {
@@ -787,21 +759,22 @@ struct collector *collector__new(const struct collector_opts *opts)
 	choose_token_source(c);
 	err = open_and_load(c);
 	if (err) {
-		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s", strerror(-err),
+		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s",
+			 err_str(err, ebuf, sizeof(ebuf)),
 			 err == -EPERM ? " (locked down kernel or missing CAP_BPF/CAP_PERFMON?)" :
 			 "");
 		goto err_msg;
 	}
 	attach_all(c);
-	if (!attached(c, "pp_hold") || !attached(c, "pp_release")) {
+	if (!attached(c, P_PP_HOLD) || !attached(c, P_PP_RELEASE)) {
 		err = -ENOENT;
 		snprintf(why, sizeof(why), "cannot attach the page_pool tracepoints: %s",
-			 why_not(c, attached(c, "pp_hold") ? "pp_release" : "pp_hold"));
+			 why_not(c, attached(c, P_PP_HOLD) ? P_PP_RELEASE : P_PP_HOLD));
 		goto err_msg;
 	}
-	if (attached(c, "dm_alloc") && attached(c, "dm_create"))
+	if (attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE))
 		c->mode = DMT_MODE_DEVMEM_TP;
-	else if (attached(c, "mp_alloc_exit") || attached(c, "bind_exit"))
+	else if (attached(c, P_MP_ALLOC_EXIT) || attached(c, P_BIND_EXIT))
 		c->mode = DMT_MODE_FENTRY;
 	else
 		c->mode = DMT_MODE_TP_ONLY;
@@ -839,7 +812,9 @@ struct collector *collector__new(const struct collector_opts *opts)
 	return c;
 
 err_msg:
-	if (c->opts.log)
+	if (c->opts.errbuf && c->opts.errlen)
+		snprintf(c->opts.errbuf, c->opts.errlen, "%s", why);
+	else if (c->opts.log)
 		c->opts.log(0, "devmemtop: %s\n", why);
 	collector__free(c);
 	errno = -err;
@@ -894,89 +869,7 @@ static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
 	return sum;
 }
 
-static int cmp_prev(const void *a, const void *b)
-{
-	const struct pool_prev *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static const struct pool_prev *prev_find(const struct collector *c, uint64_t addr)
-{
-	struct pool_prev key = { .addr = addr };
-
-	if (!c->n_prev)
-		return NULL;
-	return bsearch(&key, c->prev, c->n_prev, sizeof(key), cmp_prev);
-}
-
-static enum dmt_pool_kind pool_kind(const struct dmt_pool *v)
-{
-	if (v->flags & DMT_POOL_DEVMEM)
-		return DMT_KIND_DEVMEM;
-	if (v->flags & DMT_POOL_IO_URING)
-		return DMT_KIND_IO_URING;
-	if (!v->mp_priv)
-		return DMT_KIND_PAGES;
-	return DMT_KIND_OTHER;	/* a provider we do not know, or kallsyms hidden */
-}
-
-static void pool_from_map(struct collector *c, const struct dmt_pool *v, struct dmt_pool_snap *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->addr = v->addr;
-	p->provider_priv = v->mp_priv;
-	p->id = v->id;
-	p->ifindex = v->ifindex;
-	memcpy(p->ifname, v->ifname, sizeof(p->ifname));
-	p->ifname[sizeof(p->ifname) - 1] = '\0';
-	p->netns = v->netns;
-	p->queue = v->attr_src == DMT_ATTR_NETDEV ? (int)v->queue : -1;
-	p->napi_id = v->napi_id;
-	p->kind = pool_kind(v);
-	p->binding_id = v->binding_id;
-	p->attr_src = v->attr_src;
-	p->nid = v->nid;
-	p->nid_changes = v->nid_changes;
-	p->holds = (uint32_t)(v->hold_cnt - v->hold_base);
-	p->releases = (uint32_t)(v->release_cnt - v->release_base);
-	if (v->flags & DMT_POOL_SAW_NIOV && !(v->flags & DMT_POOL_SAW_PAGE))
-		p->holds_niov = p->holds;
-	else
-		p->holds_page = p->holds;
-	p->inflight = (int32_t)(v->hold_cnt - v->release_cnt);
-	p->netlink_inflight = -1;
-	p->destroy_inflight = (v->flags & DMT_POOL_RELEASED) ? v->release_inflight : -1;
-	p->destroy_retries = v->release_calls;
-	if (v->flags & DMT_POOL_GONE) {
-		p->state = DMT_POOL_DESTROYED;
-		p->inflight = 0;
-	} else if (v->flags & DMT_POOL_RELEASED) {
-		p->state = DMT_POOL_ZOMBIE;
-		p->inflight = v->release_inflight;
-	}
-	memcpy(p->refill.slots, v->refill.slots, sizeof(p->refill.slots));
-	p->refill.count = v->refill.count;
-	p->refill.sum = v->refill.sum;
-}
-
 #define READ_ONCE_U64(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-
-static int pool_push(struct collector *c, struct dmt_snapshot *s, size_t *cap,
-		     const struct dmt_pool *v)
-{
-	if (s->n_pools == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *np = realloc(s->pools, ncap * sizeof(*s->pools));
-
-		if (!np)
-			return -ENOMEM;
-		s->pools = np;
-		*cap = ncap;
-	}
-	pool_from_map(c, v, &s->pools[s->n_pools++]);
-	return 0;
-}
 
 static int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
@@ -996,12 +889,12 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 		memcpy(&v, &c->slots[i], sizeof(v));
 		if (!v.addr)
 			continue;
-		err = pool_push(c, s, &cap, &v);
+		err = snapbuild_add_pool(s, &cap, &v);
 		if (err)
 			return err;
 		/* a destroyed pool is reported in this snapshot, then forgotten */
 		if (v.flags & DMT_POOL_GONE)
-			memset(&c->slots[i], 0, sizeof(c->slots[i]));
+			snapbuild_slot_release(&c->slots[i], v.addr);
 	}
 	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
 	if (!gone)
@@ -1011,7 +904,7 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;	/* deleted meanwhile */
-		err = pool_push(c, s, &cap, &v);
+		err = snapbuild_add_pool(s, &cap, &v);
 		if (err)
 			goto out;
 		if ((v.flags & DMT_POOL_GONE) && n_gone < DMT_MAX_POOLS)
@@ -1024,88 +917,32 @@ out:
 	return err;
 }
 
-static void merge_netlink(struct collector *c, struct dmt_snapshot *s)
+static int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 {
 	struct nl_pool_info *nlp = NULL;
 	size_t n = 0;
 	int err;
-	void *np;
 
 	if (!c->nl)
-		return;
+		return 0;
 	err = netdev_nl__pools(c->nl, &nlp, &n);
 	if (err) {
+		/* the dump is an enrichment: the snapshot stands without it */
 		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
-		return;
+		return 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct dmt_pool_snap *p = NULL;
-
-		for (size_t j = 0; j < s->n_pools; j++) {
-			if (s->pools[j].id == nlp[i].id && s->pools[j].state != DMT_POOL_DESTROYED) {
-				p = &s->pools[j];
-				break;
-			}
-		}
-		if (!p) {
-			/* listed but no event seen since we attached: show it anyway */
-			np = realloc(s->pools, (s->n_pools + 1) * sizeof(*s->pools));
-			if (!np)
-				break;
-			s->pools = np;
-			p = &s->pools[s->n_pools++];
-			memset(p, 0, sizeof(*p));
-			p->id = nlp[i].id;
-			p->queue = -1;
-			p->destroy_inflight = -1;
-			p->kind = nlp[i].dmabuf ? DMT_KIND_DEVMEM : DMT_KIND_PAGES;
-			p->binding_id = nlp[i].dmabuf;
-			p->inflight = nlp[i].inflight;
-			p->state = nlp[i].detach_time ? DMT_POOL_ZOMBIE : DMT_POOL_ALIVE;
-			p->attr_src = DMT_ATTR_NETLINK;
-		}
-		p->netlink_listed = true;
-		p->netlink_inflight = nlp[i].inflight;
-		if (nlp[i].napi_id)
-			p->napi_id = nlp[i].napi_id;
-		if (!p->binding_id)
-			p->binding_id = nlp[i].dmabuf;
-		if (p->attr_src == DMT_ATTR_NONE || p->attr_src == DMT_ATTR_NETLINK) {
-			p->ifindex = nlp[i].ifindex;
-			p->attr_src = DMT_ATTR_NETLINK;
-		}
-	}
+	err = snapbuild_merge_netlink(s, nlp, n);
 	free(nlp);
-}
-
-static void rates(struct collector *c, struct dmt_snapshot *s)
-{
-	struct pool_prev *next;
-
-	for (size_t i = 0; i < s->n_pools; i++) {
+	/* the dump gives an ifindex in our netns: its name is ours to look up */
+	for (size_t i = 0; !err && i < s->n_pools; i++) {
 		struct dmt_pool_snap *p = &s->pools[i];
-		const struct pool_prev *pp = p->addr ? prev_find(c, p->addr) : NULL;
-		double dt;
+		char name[IF_NAMESIZE];
 
-		if (!pp || s->ts_ns <= pp->ts_ns)
-			continue;
-		dt = (s->ts_ns - pp->ts_ns) / 1e9;
-		p->hold_rate = (p->holds - pp->holds) / dt;
-		p->release_rate = (p->releases - pp->releases) / dt;
+		if (p->attr_src == DMT_ATTR_NETLINK && p->ifindex > 0 && !p->ifname[0] &&
+		    if_indextoname(p->ifindex, name))
+			snprintf(p->ifname, sizeof(p->ifname), "%s", name);
 	}
-	next = calloc(s->n_pools ? s->n_pools : 1, sizeof(*next));
-	if (!next)
-		return;
-	for (size_t i = 0; i < s->n_pools; i++) {
-		next[i].addr = s->pools[i].addr;
-		next[i].holds = s->pools[i].holds;
-		next[i].releases = s->pools[i].releases;
-		next[i].ts_ns = s->ts_ns;
-	}
-	qsort(next, s->n_pools, sizeof(*next), cmp_prev);
-	free(c->prev);
-	c->prev = next;
-	c->n_prev = s->n_pools;
+	return err;
 }
 
 static int walk_binding(struct collector *c, uint64_t addr, struct dmt_walk *w)
@@ -1114,70 +951,13 @@ static int walk_binding(struct collector *c, uint64_t addr, struct dmt_walk *w)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
 	int err;
 
-	if (!ps_by_name(c, "walk_binding")->loaded)
+	if (!c->ps[P_WALK_BINDING].loaded)
 		return -ENOTSUP;
 	err = bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.walk_binding), &o);
 	if (err)
 		return -errno;
 	*w = c->skel->bss->walk_out;
 	return w->err ? -EIO : 0;
-}
-
-static struct dmt_binding_snap *binding_find(struct dmt_snapshot *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->n_bindings; i++)
-		if (s->bindings[i].id == id)
-			return &s->bindings[i];
-	return NULL;
-}
-
-static struct dmt_binding_snap *binding_add(struct dmt_snapshot *s, uint32_t id)
-{
-	struct dmt_binding_snap *b;
-	void *np = realloc(s->bindings, (s->n_bindings + 1) * sizeof(*s->bindings));
-
-	if (!np)
-		return NULL;
-	s->bindings = np;
-	b = &s->bindings[s->n_bindings++];
-	memset(b, 0, sizeof(*b));
-	b->id = id;
-	b->alive = true;
-	b->layout = "unknown";
-	b->total_niovs = b->free_niovs = b->in_pools = b->held_by_sockets = -1;
-	b->held_tokens = -1;
-	b->out_at_unbind = b->out_at_free = -1;
-	b->occupancy = -1;
-	return b;
-}
-
-static void copy_log2(struct hist_log2 *dst, const struct dmt_log2_hist *src)
-{
-	memcpy(dst->slots, src->slots, sizeof(dst->slots));
-	dst->count = src->count;
-	dst->sum = src->sum;
-}
-
-/* Addresses of the snapshot's bindings, index for index, for the walk. */
-struct addr_vec {
-	uint64_t *v;
-	size_t n;
-};
-
-static int addr_set(struct addr_vec *a, size_t i, uint64_t addr)
-{
-	if (i >= a->n) {
-		uint64_t *nv = realloc(a->v, (i + 16) * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		memset(nv + a->n, 0, (i + 16 - a->n) * sizeof(*nv));
-		a->v = nv;
-		a->n = i + 16;
-	}
-	if (addr)
-		a->v[i] = addr;
-	return 0;
 }
 
 /* Every entry of the token map, with batched lookups. */
@@ -1256,7 +1036,7 @@ static int read_tokens(struct collector *c, struct dmt_snapshot *s)
 	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
 	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
 	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
-	if (!ps_by_name(c, "tok_destroy")->loaded)
+	if (!c->ps[P_TOK_DESTROY].loaded)
 		return 0;
 	err = read_token_map(c, &toks, &n);
 	if (err)
@@ -1322,7 +1102,8 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 	b->held_by_sockets = h ? (int64_t)h->niovs : 0;
 }
 
-static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct addr_vec *addrs)
+static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
+			    struct snapbuild_addrs *addrs)
 {
 	int fd = bpf_map__fd(c->skel->maps.bindings);
 	__u32 key, next, gone[DMT_MAX_BINDINGS];
@@ -1336,33 +1117,10 @@ static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct 
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
-		b = binding_add(s, v.id);
-		if (!b || addr_set(addrs, s->n_bindings - 1, v.addr))
+		b = snapbuild_add_binding(s, &v);
+		if (!b || snapbuild_addr_set(addrs, s->n_bindings - 1, v.addr))
 			return -ENOMEM;
-		b->ifindex = v.ifindex;
-		b->dmabuf_size = v.dmabuf_size;
-		b->niov_size = v.niov_size;
-		b->unbound = v.flags & DMT_BIND_UNBOUND;
-		b->alive = !(v.flags & DMT_BIND_FREED);
-		if (v.flags & DMT_BIND_FREELIST)
-			b->layout = "freelist";
-		if (v.total_niovs)
-			b->total_niovs = v.total_niovs;
-		if (v.free_niovs_tp >= 0)
-			b->free_niovs = v.free_niovs_tp;
-		b->alloc_calls = v.alloc_calls;
-		b->alloc_niovs = v.alloc_niovs;
-		b->alloc_fail = v.alloc_fail;
-		b->free_niovs_count = v.free_niovs_cnt;
-		b->out_at_unbind = v.out_at_unbind;
-		b->out_at_free = v.out_at_free;
-		b->tok_handed = v.tok_handed;
-		b->tok_returned = v.tok_returned;
-		b->tok_released = v.tok_released;
 		binding_held(c, b, &v);
-		copy_log2(&b->alloc_lat_ns, &v.alloc_lat);
-		copy_log2(&b->alloc_lat_niov_ns, &v.alloc_lat_niov);
-		copy_log2(&b->free_lat_ns, &v.free_lat);
 		/* a freed binding is reported in this snapshot, then forgotten */
 		if (!b->alive && n_gone < DMT_MAX_BINDINGS)
 			gone[n_gone++] = key;
@@ -1374,69 +1132,28 @@ static int read_binding_map(struct collector *c, struct dmt_snapshot *s, struct 
 
 static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 {
-	struct addr_vec addrs = {};
+	struct snapbuild_addrs addrs = {};
+	bool in_pools_known = c->ps[P_PP_HOLD].attached;
 	int err;
 
 	if (!c->have_devmem)
 		return 0;
 	err = read_binding_map(c, s, &addrs);
-	if (err)
-		goto out;
-
-	/* pools give occupancy in pools, and bindings nobody saw created */
-	for (size_t i = 0; i < s->n_pools; i++) {
-		struct dmt_pool_snap *p = &s->pools[i];
-		struct dmt_binding_snap *b;
-
-		if (p->kind != DMT_KIND_DEVMEM || !p->binding_id)
-			continue;
-		b = binding_find(s, p->binding_id);
-		if (!b) {
-			b = binding_add(s, p->binding_id);
-			if (!b) {
-				err = -ENOMEM;
-				goto out;
-			}
-			b->ifindex = p->ifindex;
-		}
-		if (!b->ifname[0] && b->ifindex == p->ifindex)
-			memcpy(b->ifname, p->ifname, sizeof(b->ifname));
-		if (p->state == DMT_POOL_DESTROYED)
-			continue;
-		b->pools++;
-		b->in_pools = (b->in_pools < 0 ? 0 : b->in_pools) + (p->inflight > 0 ? p->inflight : 0);
-		/* a live pool holds a reference on its binding: safe to walk */
-		err = addr_set(&addrs, b - s->bindings, p->provider_priv);
-		if (err)
-			goto out;
-	}
-	for (size_t i = 0; i < s->n_bindings; i++) {
+	if (!err)
+		err = snapbuild_link_pools(s, &addrs);
+	for (size_t i = 0; !err && i < s->n_bindings; i++) {
 		struct dmt_binding_snap *b = &s->bindings[i];
 		uint64_t addr = i < addrs.n ? addrs.v[i] : 0;
 		struct dmt_walk w = {};
 
-		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id) {
-			b->layout = w.layout == 2 ? "freelist" : "gen_pool";
-			/* tracepoint values are exact at the event; the walk is now */
-			if (b->free_niovs < 0 || c->mode != DMT_MODE_DEVMEM_TP) {
-				b->total_niovs = w.total_niovs;
-				b->free_niovs = w.free_niovs;
-			}
-			if (!b->dmabuf_size)
-				b->dmabuf_size = w.dmabuf_size;
-			if (!b->niov_size)
-				b->niov_size = w.niov_size;
-			if (!b->ifindex)
-				b->ifindex = w.ifindex;
-		}
-		if (b->in_pools < 0 && attached(c, "pp_hold"))
-			b->in_pools = 0;
+		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id)
+			snapbuild_apply_walk(b, &w, c->mode);
+		snapbuild_finish_binding(b, in_pools_known);
 		if (b->held_tokens < 0 && !b->held_why)
 			binding_held(c, b, NULL);
-		if (b->total_niovs > 0 && b->free_niovs >= 0)
-			b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
 	}
-out:
+	if (!err)
+		err = binding_memory__apply(c->bindings, s);
 	free(addrs.v);
 	return err;
 }
@@ -1494,12 +1211,13 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	err = read_pools(c, s);
 	if (err)
 		goto err_free;
-	merge_netlink(c, s);
-	rates(c, s);
-	err = read_tokens(c, s);
-	if (err)
-		goto err_free;
-	err = read_bindings(c, s);
+	err = merge_netlink(c, s);
+	if (!err)
+		err = rate_tracker__apply(c->rates, s);
+	if (!err)
+		err = read_tokens(c, s);
+	if (!err)
+		err = read_bindings(c, s);
 	if (err)
 		goto err_free;
 
@@ -1538,7 +1256,8 @@ void collector__free(struct collector *c)
 	for (size_t i = 0; i < c->n_log; i++)
 		free(c->log[i]);
 	free(c->log);
-	free(c->prev);
+	rate_tracker__free(c->rates);
+	binding_memory__free(c->bindings);
 	tok_agg__free(&c->tok_agg);
 	free(c);
 }

@@ -4,7 +4,8 @@
  * attaches the BPF programs, and turns their maps into snapshots. The live
  * view, the exporter, the gates and the recorder all read snapshots.
  *
- *   struct collector *c = collector__new(&opts);    NULL + errno on error
+ *   struct collector *c = collector__new(&opts);    NULL + errno on error,
+ *                                                    the reason in opts.errbuf
  *   collector__snapshot(c, &snap);                   0 or -errno
  *   ... use snap ...
  *   snapshot__free(snap);
@@ -132,6 +133,10 @@ struct dmt_binding_snap {
 	uint64_t free_niovs_count;	/* niov releases seen */
 	int64_t out_at_unbind;		/* -1 not seen */
 	int64_t out_at_free;		/* leaked at free, -1 not seen */
+	/* CLOCK_MONOTONIC ns of the lifecycle events, 0 not seen */
+	uint64_t created_ns;
+	uint64_t unbound_ns;
+	uint64_t freed_ns;
 	struct hist_log2 alloc_lat_ns;
 	struct hist_log2 alloc_lat_niov_ns;
 	struct hist_log2 free_lat_ns;
@@ -189,6 +194,13 @@ struct collector_opts {
 	bool no_netlink;
 	bool events;			/* keep the event ring buffer open */
 	bool enable_bpf_stats;		/* turn on kernel.bpf_stats_enabled */
+	/*
+	 * Where collector__new() puts its one-line reason when it fails
+	 * ("no kernel BTF (...)", "cannot load BPF programs: ..."). NULL: the
+	 * reason goes to log (level 0) instead.
+	 */
+	char *errbuf;
+	size_t errlen;
 };
 
 struct collector;

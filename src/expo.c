@@ -8,9 +8,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "expo.h"
+#include "metrics.h"
 #include "util.h"
 
 #define HW "needs a devmem dmabuf binding (devmem-capable NIC)"
@@ -31,20 +33,6 @@ enum {
 	F_POOLS_DESTROYED,
 	/* bindings */
 	F_BIND_INFO,
-	F_BIND_DMABUF,
-	F_BIND_NIOV_SIZE,
-	F_BIND_TOTAL,
-	F_BIND_FREE,
-	F_BIND_IN_POOLS,
-	F_BIND_SOCKETS,
-	F_BIND_OCCUPANCY,
-	F_BIND_POOLS,
-	F_BIND_ALLOC_CALLS,
-	F_BIND_ALLOC_NIOVS,
-	F_BIND_ALLOC_FAIL,
-	F_BIND_RELEASED,
-	F_BIND_UNBIND_OUT,
-	F_BIND_LEAKED,
 	F_BIND_ALLOC_LAT,
 	F_BIND_ALLOC_NIOV_LAT,
 	F_BIND_RELEASE_LAT,
@@ -121,48 +109,6 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_BIND_INFO, "devmemtop_binding_info", "gauge",
 	    -1, EXPO_BINDING, HW,
 	    "A devmem dmabuf binding (value 1); labels carry its layout and state."),
-	FAM(F_BIND_DMABUF, "devmemtop_binding_dmabuf_size_bytes", "gauge",
-	    -1, EXPO_BINDING, HW,
-	    "Size of the binding's dmabuf."),
-	FAM(F_BIND_NIOV_SIZE, "devmemtop_binding_niov_size_bytes", "gauge",
-	    -1, EXPO_BINDING, HW,
-	    "Size of one niov of the binding (rx-page-size)."),
-	FAM(F_BIND_TOTAL, "devmemtop_binding_capacity_niovs", "gauge",
-	    DMT_M_BIND_OCCUPANCY, EXPO_BINDING, HW,
-	    "Niovs the binding has in all."),
-	FAM(F_BIND_FREE, "devmemtop_binding_free_niovs", "gauge",
-	    DMT_M_BIND_OCCUPANCY, EXPO_BINDING, HW,
-	    "Niovs free in the binding's allocator."),
-	FAM(F_BIND_IN_POOLS, "devmemtop_binding_pool_held_niovs", "gauge",
-	    DMT_M_BIND_IN_POOLS, EXPO_BINDING, HW,
-	    "Niovs of the binding held by its page pools (their inflight)."),
-	FAM(F_BIND_SOCKETS, "devmemtop_binding_socket_held_niovs", "gauge",
-	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_BINDING, HW,
-	    "Niovs of the binding handed to user space and not yet returned."),
-	FAM(F_BIND_OCCUPANCY, "devmemtop_binding_occupancy_ratio", "gauge",
-	    DMT_M_BIND_OCCUPANCY, EXPO_BINDING, HW,
-	    "Share of the binding's niovs in use: (capacity - free) / capacity."),
-	FAM(F_BIND_POOLS, "devmemtop_binding_page_pools", "gauge",
-	    -1, EXPO_BINDING, HW,
-	    "Page pools using the binding."),
-	FAM(F_BIND_ALLOC_CALLS, "devmemtop_binding_alloc_calls_total", "counter",
-	    DMT_M_BIND_PROVIDER_CALLS, EXPO_BINDING, HW,
-	    "Provider allocation calls that returned a niov."),
-	FAM(F_BIND_ALLOC_NIOVS, "devmemtop_binding_alloc_niovs_total", "counter",
-	    DMT_M_BIND_PROVIDER_CALLS, EXPO_BINDING, HW,
-	    "Niovs handed from the binding to page pools."),
-	FAM(F_BIND_ALLOC_FAIL, "devmemtop_binding_alloc_failures_total", "counter",
-	    DMT_M_BIND_ALLOC_FAIL, EXPO_BINDING, HW,
-	    "Allocations from the binding that failed (no free niov)."),
-	FAM(F_BIND_RELEASED, "devmemtop_binding_released_niovs_total", "counter",
-	    DMT_M_BIND_PROVIDER_CALLS, EXPO_BINDING, HW,
-	    "Niovs given back to the binding."),
-	FAM(F_BIND_UNBIND_OUT, "devmemtop_binding_unbind_outstanding_niovs", "gauge",
-	    DMT_M_BIND_LEAKS, EXPO_BINDING, HW,
-	    "Niovs not free when the binding was unbound."),
-	FAM(F_BIND_LEAKED, "devmemtop_binding_leaked_niovs", "gauge",
-	    DMT_M_BIND_LEAKS, EXPO_BINDING, HW,
-	    "Niovs not free when the binding was freed (a leak); reported in one snapshot, then dropped."),
 	FAM(F_BIND_ALLOC_LAT, "devmemtop_binding_alloc_latency_seconds", "histogram",
 	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
 	    "Time per provider allocation call."),
@@ -246,16 +192,63 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	[F__COUNT] = { .name = NULL },
 };
 
+/*
+ * The metric table's rows with a Prometheus name, as catalogue entries;
+ * they come right after F_BIND_INFO, where render_bindings() puts them.
+ */
+static struct expo_family table_fams[64];
+static size_t n_table_fams;
+static const struct mdef *table_rows[64];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void table_init(void)
+{
+	for (size_t i = 0; i < mdef_count && n_table_fams < ARRAY_SIZE(table_fams); i++) {
+		const struct mdef *d = &mdefs[i];
+
+		if (!d->prom)
+			continue;
+		table_rows[n_table_fams] = d;
+		table_fams[n_table_fams++] = (struct expo_family){
+			.name = d->prom, .type = d->type == MT_COUNTER ? "counter" : "gauge",
+			.help = d->help, .gate = d->avail, .scope = EXPO_BINDING, .absent_why = HW,
+		};
+	}
+}
+
+static const struct expo_family *expo_family_of(const struct mdef *d)
+{
+	pthread_once(&table_once, table_init);
+	for (size_t i = 0; i < n_table_fams; i++)
+		if (table_rows[i] == d)
+			return &table_fams[i];
+	return NULL;
+}
+
 size_t expo_family_count(void)
 {
-	return F__COUNT;
+	pthread_once(&table_once, table_init);
+	return F__COUNT + n_table_fams;
+}
+
+const struct expo_family *expo_family_at(size_t i)
+{
+	size_t n = expo_family_count();
+
+	if (i >= n)
+		return NULL;
+	if (i <= F_BIND_INFO)
+		return &expo_families[i];
+	if (i <= F_BIND_INFO + n_table_fams)
+		return &table_fams[i - F_BIND_INFO - 1];
+	return &expo_families[i - n_table_fams];
 }
 
 const struct expo_family *expo_family_find(const char *name)
 {
-	for (size_t i = 0; i < F__COUNT; i++)
-		if (!strcmp(expo_families[i].name, name))
-			return &expo_families[i];
+	for (size_t i = 0; i < expo_family_count(); i++)
+		if (!strcmp(expo_family_at(i)->name, name))
+			return expo_family_at(i);
 	return NULL;
 }
 
@@ -266,8 +259,8 @@ static const char *const scope_names[] = {
 
 void expo_list_metrics(FILE *f)
 {
-	for (size_t i = 0; i < F__COUNT; i++) {
-		const struct expo_family *fam = &expo_families[i];
+	for (size_t i = 0; i < expo_family_count(); i++) {
+		const struct expo_family *fam = expo_family_at(i);
 
 		fprintf(f, "%s %s %s gate=%s", fam->name, fam->type, scope_names[fam->scope],
 			fam->gate < 0 ? "-" : dmt_metric_name(fam->gate));
@@ -464,6 +457,30 @@ static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
 	}
 }
 
+/* One binding's sample of a metric table row; nothing when unknown. */
+static void render_mdef(struct promfmt *w, const struct mdef *d, const struct dmt_binding_snap *b,
+			const struct prom_label *l, size_t nl)
+{
+	double v;
+
+	if (!mdef_value(d, b, &v))
+		return;
+	switch (d->repr) {
+	case MR_U64:
+	case MR_U32:
+	case MR_U64_NZ:
+	case MR_U32_NZ:
+		promfmt__sample_u64(w, NULL, l, nl, NULL, NULL, mdef_raw(d, b));
+		break;
+	case MR_I64:
+		promfmt__sample_i64(w, NULL, l, nl, NULL, NULL, (int64_t)mdef_raw(d, b));
+		break;
+	default:
+		promfmt__sample(w, NULL, l, nl, NULL, NULL, v);
+		break;
+	}
+}
+
 static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 {
 	size_t nb = s->n_bindings;
@@ -483,66 +500,17 @@ static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL + 2, NULL, NULL, 1);
 		}
 	}
-	if (fam(w, s, F_BIND_DMABUF))
+	/* the metric table's binding figures, in table order */
+	for (size_t m = 0; m < mdef_count; m++) {
+		const struct mdef *d = &mdefs[m];
+		const struct expo_family *f = expo_family_of(d);
+
+		if (!f || !mdef_available(d, s->avail))
+			continue;
+		promfmt__family(w, f->name, f->type, f->help);
 		FOR_BINDINGS(b)
-			if (b->dmabuf_size)
-				promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->dmabuf_size);
-	if (fam(w, s, F_BIND_NIOV_SIZE))
-		FOR_BINDINGS(b)
-			if (b->niov_size)
-				promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->niov_size);
-	if (fam(w, s, F_BIND_TOTAL))
-		FOR_BINDINGS(b)
-			if (b->total_niovs >= 0)
-				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->total_niovs);
-	if (fam(w, s, F_BIND_FREE))
-		FOR_BINDINGS(b)
-			if (b->free_niovs >= 0)
-				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->free_niovs);
-	if (fam(w, s, F_BIND_IN_POOLS))
-		FOR_BINDINGS(b)
-			if (b->in_pools >= 0)
-				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->in_pools);
-	if (fam(w, s, F_BIND_SOCKETS))
-		FOR_BINDINGS(b)
-			if (b->held_by_sockets >= 0)
-				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->held_by_sockets);
-	if (fam(w, s, F_BIND_OCCUPANCY))
-		FOR_BINDINGS(b)
-			if (b->occupancy >= 0)
-				promfmt__sample(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->occupancy);
-	if (fam(w, s, F_BIND_POOLS))
-		FOR_BINDINGS(b)
-			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->pools);
-	if (fam(w, s, F_BIND_ALLOC_CALLS))
-		FOR_BINDINGS(b)
-			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->alloc_calls);
-	if (fam(w, s, F_BIND_ALLOC_NIOVS))
-		FOR_BINDINGS(b)
-			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->alloc_niovs);
-	if (fam(w, s, F_BIND_ALLOC_FAIL))
-		FOR_BINDINGS(b)
-			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL, b->alloc_fail);
-	if (fam(w, s, F_BIND_RELEASED))
-		FOR_BINDINGS(b)
-			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-					    b->free_niovs_count);
-	if (fam(w, s, F_BIND_UNBIND_OUT))
-		FOR_BINDINGS(b)
-			if (b->out_at_unbind >= 0)
-				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->out_at_unbind);
-	if (fam(w, s, F_BIND_LEAKED))
-		FOR_BINDINGS(b)
-			if (b->out_at_free >= 0)
-				promfmt__sample_i64(w, NULL, bl.l, BIND_NLBL, NULL, NULL,
-						    b->out_at_free);
+			render_mdef(w, d, b, bl.l, BIND_NLBL);
+	}
 	if (fam(w, s, F_BIND_ALLOC_LAT))
 		FOR_BINDINGS(b)
 			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_ns, 1e9);

@@ -41,9 +41,14 @@ struct expo_family {
 	const char *absent_why;
 };
 
-/* The catalogue, in output order; NULL-name terminated. */
+/*
+ * The catalogue, in output order: expo_family_at(0 .. expo_family_count()-1).
+ * expo_families[] holds the hand-written families (NULL-name terminated);
+ * the per-binding figures come from the metric table (metrics.c).
+ */
 extern const struct expo_family expo_families[];
 size_t expo_family_count(void);
+const struct expo_family *expo_family_at(size_t i);
 const struct expo_family *expo_family_find(const char *name);
 /*
  * `devmemtop export --list-metrics`: one line per family,

@@ -573,7 +573,7 @@ static void usage(FILE *f)
 		"Usage: devmemtop export [OPTIONS]\n"
 		"Serve page pool and devmem metrics for Prometheus on /metrics.\n\n"
 		"  -l, --listen ADDR:PORT   listen address (default %s; [::1]:PORT for IPv6)\n"
-		"  -i, --interval DUR       time between snapshots (default 2s; 100ms..1h)\n"
+		"  -i, --interval DUR       time between snapshots (default 2s; 10ms..1h)\n"
 		"      --http-timeout SECS  close HTTP connections idle this long, or with a\n"
 		"                           request or response unfinished 1s longer (10)\n"
 		"      --max-connections N  concurrent HTTP connections (default 64); more\n"
@@ -677,10 +677,9 @@ int cmd_export(int argc, char **argv)
 			eo.listen = optarg;
 			break;
 		case 'i':
-			if (parse_duration_ns(optarg, &interval_ns) ||
-			    interval_ns < 100000000ULL || interval_ns > 3600000000000ULL) {
-				fprintf(stderr, "devmemtop export: bad --interval '%s': want a duration from 100ms to 1h (e.g. 2s)\n",
-					optarg);
+			if (parse_interval_ns(optarg, &interval_ns)) {
+				fprintf(stderr, "devmemtop export: bad --interval '%s': want "
+					DMT_INTERVAL_RANGE " (e.g. 2s)\n", optarg);
 				return 2;
 			}
 			break;
@@ -801,10 +800,11 @@ int cmd_export(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	co.errbuf = msg;
+	co.errlen = sizeof(msg);
 	col = collector__new(&co);
 	if (!col) {
-		fprintf(stderr, "devmemtop export: cannot start the collector: %s\n",
-			strerror(errno));
+		fprintf(stderr, "devmemtop export: cannot start the collector: %s\n", msg);
 		goto cleanup;
 	}
 	if (once) {

@@ -125,10 +125,9 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 			}
 			break;
 		case 'i':
-			if (parse_duration_ns(optarg, &a->interval_ns) ||
-			    a->interval_ns < 10000000ULL) {
-				fprintf(stderr, "devmemtop gate: bad --interval '%s' (at least 10ms)\n",
-					optarg);
+			if (parse_interval_ns(optarg, &a->interval_ns)) {
+				fprintf(stderr, "devmemtop gate: bad --interval '%s' ("
+					DMT_INTERVAL_RANGE ")\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -255,10 +254,12 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 		gate_error(a, spec->name, "%s", why);
 		return -EPERM;
 	}
+	copts.errbuf = why;
+	copts.errlen = sizeof(why);
 	c = collector__new(&copts);
 	if (!c) {
 		err = -errno;
-		gate_error(a, spec->name, "cannot start the collector: %s", strerror(-err));
+		gate_error(a, spec->name, "cannot start the collector: %s", why);
 		return err;
 	}
 	err = collector__snapshot(c, &first);
@@ -433,18 +434,10 @@ int cmd_gate(int argc, char **argv)
 		ret = EXIT_GATE_ERROR;
 		goto free_eval;
 	}
-	{
-		/* keep what gate_live/gate_from recorded about the run */
-		struct gate_report run = rep;
-
-		if (gate_eval__finish(ev, &rep)) {
-			fprintf(stderr, "devmemtop gate: out of memory\n");
-			ret = EXIT_GATE_ERROR;
-			goto free_eval;
-		}
-		memcpy(rep.kernel, run.kernel, sizeof(rep.kernel));
-		memcpy(rep.mode, run.mode, sizeof(rep.mode));
-		memcpy(rep.error, run.error, sizeof(rep.error));
+	if (gate_eval__finish(ev, &rep)) {
+		fprintf(stderr, "devmemtop gate: out of memory\n");
+		ret = EXIT_GATE_ERROR;
+		goto free_eval;
 	}
 	if (a.from)
 		snprintf(rep.source, sizeof(rep.source), "recording %s", a.from);

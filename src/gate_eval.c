@@ -8,6 +8,8 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "gate_eval.h"
+#include "metrics.h"
+#include "objtrack.h"
 #include "util.h"
 
 union accum {
@@ -21,8 +23,6 @@ union accum {
 
 /* One pool/binding (or the global counters) as one check sees it. */
 struct obj {
-	uint64_t key;
-	uint32_t id;
 	union accum base;
 	union accum last;
 	int64_t total;		/* GM_TOTAL: last known value, -1 none */
@@ -35,9 +35,9 @@ struct gauge {
 
 struct check_state {
 	const struct gate_check *chk;
-	struct obj *objs;
+	struct objtrack ids;	/* which object is which, across snapshots */
+	struct obj *objs;	/* indexed like ids */
 	size_t n_objs, cap_objs;
-	size_t hint;		/* snapshots list objects in a stable order */
 	union accum retired;	/* objects replaced at the same key */
 	struct gauge g;
 };
@@ -83,8 +83,10 @@ void gate_eval__free(struct gate_eval *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++)
+	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++) {
 		free(e->cs[i].objs);
+		objtrack__fini(&e->cs[i].ids);
+	}
 	free(e->cs);
 	free(e);
 }
@@ -147,19 +149,23 @@ static void read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o
 	case GM_BIND_ALLOC_LATENCY: a->l = b->alloc_lat_ns; break;
 	case GM_BIND_ALLOC_LATENCY_NIOV: a->l = b->alloc_lat_niov_ns; break;
 	case GM_BIND_FREE_LATENCY: a->l = b->free_lat_ns; break;
-	case GM_BIND_ALLOC_CALLS: a->c = b->alloc_calls; break;
-	case GM_BIND_ALLOC_NIOVS: a->c = b->alloc_niovs; break;
 	case GM_BIND_NIOVS_PER_CALL:
 		a->c = b->alloc_niovs;
 		a->c2 = b->alloc_calls;
 		break;
-	case GM_BIND_ALLOC_FAILURES: a->c = b->alloc_fail; break;
-	case GM_BIND_RELEASES: a->c = b->free_niovs_count; break;
 	case GM_DONTNEED_TOKENS: a->c = s->dontneed_tokens; break;
 	case GM_DONTNEED_CALLS: a->c = s->dontneed_calls; break;
 	case GM_TOOL_RINGBUF_DROPS: a->c = s->ringbuf_drops; break;
 	case GM_TOOL_MAP_FULL: a->c = s->map_full; break;
-	default: break;
+	default: {
+		/* a counter row of the metric table */
+		const struct mdef *md = gm_def(m)->mdef;
+		double v;
+
+		if (md && mdef_value(md, b, &v))
+			a->c = (uint64_t)v;
+		break;
+	}
 	}
 }
 
@@ -190,57 +196,63 @@ static void accum_add(enum gm_type t, union accum *d, const union accum *a)
 	}
 }
 
-static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, bool *created)
+/* The check's state of the object at index i of its tracker. */
+static struct obj *obj_at(struct check_state *cs, int i, bool created)
 {
 	struct obj *o;
 
-	*created = false;
-	if (cs->hint < cs->n_objs && cs->objs[cs->hint].key == key)
-		return &cs->objs[cs->hint++];
-	for (size_t i = 0; i < cs->n_objs; i++) {
-		if (cs->objs[i].key == key) {
-			cs->hint = i + 1;
-			return &cs->objs[i];
-		}
-	}
-	if (cs->n_objs == cs->cap_objs) {
+	if (i < 0)
+		return NULL;
+	if ((size_t)i >= cs->cap_objs) {
 		size_t cap = cs->cap_objs ? cs->cap_objs * 2 : 8;
-		struct obj *n = realloc(cs->objs, cap * sizeof(*n));
+		struct obj *n;
 
+		while (cap <= (size_t)i)
+			cap *= 2;
+		n = realloc(cs->objs, cap * sizeof(*n));
 		if (!n)
 			return NULL;
 		cs->objs = n;
 		cs->cap_objs = cap;
 	}
-	o = &cs->objs[cs->n_objs++];
-	cs->hint = cs->n_objs;
-	memset(o, 0, sizeof(*o));
-	o->key = key;
-	o->id = id;
-	o->total = -1;
-	*created = true;
+	o = &cs->objs[i];
+	if (created) {
+		memset(o, 0, sizeof(*o));
+		o->total = -1;
+		if ((size_t)i >= cs->n_objs)
+			cs->n_objs = i + 1;
+	}
 	return o;
 }
 
-/* An accumulating object seen in snapshot number e->n_snaps. */
-static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint32_t id,
-		 const struct dmt_snapshot *s, const void *src)
+/*
+ * An accumulating object seen in snapshot number e->n_snaps: a pool or a
+ * binding (src), or the snapshot's global counters (src NULL). Which object
+ * it is comes from the tracker report uses too (objtrack.h).
+ */
+static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_snapshot *s,
+		 const void *src)
 {
 	enum gm_id m = cs->chk->metric;
-	enum gm_type t = gm_def(m)->type;
+	const struct gm_def *def = gm_def(m);
+	enum gm_type t = def->type;
 	union accum cur, d;
-	bool created;
+	bool created = cs->n_objs == 0;
 	struct obj *o;
+	int i = 0;
 
-	o = find_obj(cs, key, id, &created);
+	if (def->obj == GM_OBJ_POOL)
+		i = objtrack__pool(&cs->ids, src, &created);
+	else if (def->obj == GM_OBJ_BINDING)
+		i = objtrack__binding(&cs->ids, src, &created);
+	o = obj_at(cs, i, created);
 	if (!o)
 		return -ENOMEM;
 	if (t == GM_TOTAL) {
-		const struct dmt_binding_snap *b = src;
-		int64_t v = m == GM_BIND_LEAKED_NIOVS ? b->out_at_free : b->out_at_unbind;
+		double v;
 
-		if (v >= 0)
-			o->total = v;
+		if (mdef_value(def->mdef, src, &v))
+			o->total = (int64_t)v;
 		return 0;
 	}
 	read_accum(m, s, src, &cur);
@@ -251,14 +263,12 @@ static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint
 		o->last = cur;
 		return 0;
 	}
-	/* an id learned later (0 = not yet known) is the same object */
-	if ((o->id && o->id != id) || accum_sub(t, &d, &cur, &o->last)) {
-		/* a new object reusing the key: keep what the old one did */
+	if (accum_sub(t, &d, &cur, &o->last)) {
+		/* went backwards: keep what it did so far, count again from zero */
 		if (!accum_sub(t, &d, &o->last, &o->base))
 			accum_add(t, &cs->retired, &d);
 		memset(&o->base, 0, sizeof(o->base));
 	}
-	o->id = id;
 	o->last = cur;
 	return 0;
 }
@@ -272,6 +282,29 @@ static void gauge_add(struct gauge *g, double v)
 	g->sum += v;
 	g->last = v;
 	g->n++;
+}
+
+/* A gauge row of the metric table: sum or max over the matching bindings. */
+static void sample_table_gauge(struct check_state *cs, const struct dmt_snapshot *s, double *sum,
+			       bool *any)
+{
+	const struct gm_def *d = gm_def(cs->chk->metric);
+	double v;
+
+	if (!d->mdef)
+		return;
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		const struct dmt_binding_snap *b = &s->bindings[i];
+
+		if (!match_binding(&cs->chk->sel, b) || !mdef_value(d->mdef, b, &v))
+			continue;
+		v *= d->scale;
+		if (d->mdef->agg == MA_SUM)
+			*sum += v;
+		else if (!*any || v > *sum)
+			*sum = v;
+		*any = true;
+	}
 }
 
 /* One gauge sample per snapshot over the matching objects. */
@@ -309,52 +342,18 @@ static void sample_gauge(struct check_state *cs, const struct dmt_snapshot *s)
 		if (m == GM_POOL_COUNT || m == GM_POOL_ZOMBIES)
 			any = true;
 		break;
-	case GM_BIND_OCCUPANCY:
-	case GM_BIND_FREE_NIOVS:
-	case GM_BIND_USED_BYTES:
-	case GM_BIND_IN_POOLS:
-	case GM_BIND_HELD_BY_SOCKETS:
 	case GM_BIND_COUNT:
-		for (size_t i = 0; i < s->n_bindings; i++) {
-			const struct dmt_binding_snap *b = &s->bindings[i];
-
-			if (!match_binding(sel, b))
-				continue;
-			switch (m) {
-			case GM_BIND_OCCUPANCY:
-				if (b->occupancy >= 0 && (!any || b->occupancy * 100 > v))
-					v = b->occupancy * 100, any = true;
-				break;
-			case GM_BIND_FREE_NIOVS:
-				if (b->free_niovs >= 0)
-					v += b->free_niovs, any = true;
-				break;
-			case GM_BIND_USED_BYTES:
-				if (b->free_niovs >= 0 && b->total_niovs >= 0)
-					v += (double)(b->total_niovs - b->free_niovs) * b->niov_size,
-					any = true;
-				break;
-			case GM_BIND_IN_POOLS:
-				if (b->in_pools >= 0)
-					v += b->in_pools, any = true;
-				break;
-			case GM_BIND_HELD_BY_SOCKETS:
-				if (b->held_by_sockets >= 0)
-					v += b->held_by_sockets, any = true;
-				break;
-			default:
-				v += b->alive;
-				break;
-			}
-		}
-		if (m == GM_BIND_COUNT)
-			any = true;
+		for (size_t i = 0; i < s->n_bindings; i++)
+			if (match_binding(sel, &s->bindings[i]))
+				v += s->bindings[i].alive;
+		any = true;
 		break;
 	case GM_TOOL_COLLECT_TIME:
 		v = s->collect_ns;
 		any = true;
 		break;
 	default:
+		sample_table_gauge(cs, s, &v, &any);
 		break;
 	}
 	if (any)
@@ -374,19 +373,17 @@ int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s)
 			continue;
 		}
 		if (d->obj == GM_OBJ_GLOBAL) {
-			err = track(e, cs, 0, 0, s, NULL);
+			err = track(e, cs, s, NULL);
 		} else if (d->obj == GM_OBJ_POOL) {
 			err = 0;
 			for (size_t j = 0; !err && j < s->n_pools; j++)
 				if (match_pool(&cs->chk->sel, &s->pools[j]))
-					err = track(e, cs, s->pools[j].addr, s->pools[j].id, s,
-						    &s->pools[j]);
+					err = track(e, cs, s, &s->pools[j]);
 		} else {
 			err = 0;
 			for (size_t j = 0; !err && j < s->n_bindings; j++)
 				if (match_binding(&cs->chk->sel, &s->bindings[j]))
-					err = track(e, cs, s->bindings[j].id, s->bindings[j].id, s,
-						    &s->bindings[j]);
+					err = track(e, cs, s, &s->bindings[j]);
 		}
 		if (err)
 			return err;
@@ -519,8 +516,7 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 			snprintf(r->note, sizeof(r->note),
 				 cs->n_objs ? "no data: no matching binding was %s during the run" :
 					      "no data: no matching binding seen%s",
-				 cs->n_objs ? (cs->chk->metric == GM_BIND_LEAKED_NIOVS ? "freed" :
-									       "unbound") : "");
+				 cs->n_objs ? d->mdef->event : "");
 		return;
 	default:
 		break;
@@ -574,8 +570,10 @@ int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
 	const struct gate_spec *spec = e->spec;
 	size_t n = 0;
 
-	memset(rep, 0, sizeof(*rep));
+	/* source, kernel, mode and error are the caller's: leave them be */
 	rep->spec = spec;
+	rep->results = NULL;
+	rep->n_results = 0;
 	for (size_t i = 0; i < spec->n_checks; i++)
 		n += spec->checks[i].n_thresholds;
 	rep->results = calloc(n ? n : 1, sizeof(*rep->results));

@@ -80,7 +80,11 @@ int gate_eval__check_avail(const struct gate_spec *spec, const struct dmt_availa
  * non-optional ones ERROR. Call after gate_eval__finish().
  */
 void gate_report__mark_unavailable(struct gate_report *rep, const struct dmt_availability *avail);
-/* rep->results is allocated; free with gate_report__fini(). */
+/*
+ * Fill the results of rep (rep->results is allocated; free with
+ * gate_report__fini()). The fields marked "filled by the caller" (source,
+ * kernel, mode, error) are left as they are: initialise rep first.
+ */
 int gate_eval__finish(struct gate_eval *e, struct gate_report *rep);
 void gate_eval__free(struct gate_eval *e);
 

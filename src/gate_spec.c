@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,11 @@
 #include <yaml.h>
 #include "collector.h"
 #include "gate_spec.h"
+#include "metrics.h"
 #include "util.h"
 
-#define P(id, n, o, t, u, a, h) [id] = { n, o, t, u, a, h }
-static const struct gm_def gm_defs[GM__COUNT] = {
+#define P(id, n, o, t, u, a, h) [id] = { n, o, t, u, a, h, NULL, 1 }
+static struct gm_def gm_defs[GM__STATIC + 64] = {
 	P(GM_POOL_REFILL_BATCH, "pool.refill_batch", GM_OBJ_POOL, GM_HIST_BATCH, GM_UNIT_NONE,
 	  DMT_M_POOL_REFILL, "items per page pool refill (alloc cache fill)"),
 	P(GM_POOL_HOLDS, "pool.holds", GM_OBJ_POOL, GM_COUNTER, GM_UNIT_NONE,
@@ -46,31 +48,9 @@ static const struct gm_def gm_defs[GM__COUNT] = {
 	  "provider allocation latency divided by niovs returned"),
 	P(GM_BIND_FREE_LATENCY, "binding.free_latency", GM_OBJ_BINDING, GM_HIST_LOG2,
 	  GM_UNIT_NS, DMT_M_BIND_FREE_LATENCY, "niov release latency"),
-	P(GM_BIND_OCCUPANCY, "binding.occupancy", GM_OBJ_BINDING, GM_GAUGE, GM_UNIT_PCT,
-	  DMT_M_BIND_OCCUPANCY, "(total - free) / total niovs, max over matching bindings"),
-	P(GM_BIND_FREE_NIOVS, "binding.free_niovs", GM_OBJ_BINDING, GM_GAUGE, GM_UNIT_NONE,
-	  DMT_M_BIND_OCCUPANCY, "free niovs, summed over matching bindings"),
-	P(GM_BIND_USED_BYTES, "binding.used_bytes", GM_OBJ_BINDING, GM_GAUGE, GM_UNIT_BYTES,
-	  DMT_M_BIND_OCCUPANCY, "(total - free) niovs * niov size, summed"),
-	P(GM_BIND_IN_POOLS, "binding.in_pools", GM_OBJ_BINDING, GM_GAUGE, GM_UNIT_NONE,
-	  DMT_M_BIND_IN_POOLS, "niovs held by page pools, summed"),
-	P(GM_BIND_HELD_BY_SOCKETS, "binding.held_by_sockets", GM_OBJ_BINDING, GM_GAUGE,
-	  GM_UNIT_NONE, DMT_M_BIND_HELD_BY_SOCKETS, "niovs handed to user space, summed"),
-	P(GM_BIND_ALLOC_CALLS, "binding.alloc_calls", GM_OBJ_BINDING, GM_COUNTER,
-	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS, "provider allocation calls"),
-	P(GM_BIND_ALLOC_NIOVS, "binding.alloc_niovs", GM_OBJ_BINDING, GM_COUNTER,
-	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS, "niovs handed to page pools"),
 	P(GM_BIND_NIOVS_PER_CALL, "binding.niovs_per_call", GM_OBJ_BINDING, GM_RATIO,
 	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS,
 	  "niovs taken per provider allocation call over the run (bulk refill)"),
-	P(GM_BIND_ALLOC_FAILURES, "binding.alloc_failures", GM_OBJ_BINDING, GM_COUNTER,
-	  GM_UNIT_NONE, DMT_M_BIND_ALLOC_FAIL, "failed provider allocations"),
-	P(GM_BIND_RELEASES, "binding.releases", GM_OBJ_BINDING, GM_COUNTER, GM_UNIT_NONE,
-	  DMT_M_BIND_FREE_LATENCY, "niovs given back to the binding"),
-	P(GM_BIND_OUT_AT_UNBIND, "binding.out_at_unbind", GM_OBJ_BINDING, GM_TOTAL,
-	  GM_UNIT_NONE, DMT_M_BIND_LEAKS, "niovs not free when the binding was unbound"),
-	P(GM_BIND_LEAKED_NIOVS, "binding.leaked_niovs", GM_OBJ_BINDING, GM_TOTAL,
-	  GM_UNIT_NONE, DMT_M_BIND_LEAKS, "niovs not free when the binding was freed (leak)"),
 	P(GM_BIND_COUNT, "binding.count", GM_OBJ_BINDING, GM_GAUGE, GM_UNIT_NONE,
 	  DMT_M_BIND_LIFECYCLE, "matching bindings present in a snapshot"),
 	P(GM_DONTNEED_TOKENS, "dontneed.tokens", GM_OBJ_GLOBAL, GM_COUNTER, GM_UNIT_NONE,
@@ -86,14 +66,48 @@ static const struct gm_def gm_defs[GM__COUNT] = {
 };
 #undef P
 
+static int gm_n;
+static pthread_once_t gm_once = PTHREAD_ONCE_INIT;
+
+/* Append the metric table's rows that have a gate name. */
+static void gm_init(void)
+{
+	static const enum gm_type types[] = {
+		[MT_COUNTER] = GM_COUNTER, [MT_GAUGE] = GM_GAUGE, [MT_TOTAL] = GM_TOTAL,
+	};
+	static const enum gm_unit units[] = {
+		[MU_NIOVS] = GM_UNIT_NONE, [MU_BYTES] = GM_UNIT_BYTES, [MU_RATIO] = GM_UNIT_PCT,
+		[MU_NS] = GM_UNIT_NS,
+	};
+
+	gm_n = GM__STATIC;
+	for (size_t i = 0; i < mdef_count && gm_n < (int)ARRAY_SIZE(gm_defs); i++) {
+		const struct mdef *m = &mdefs[i];
+
+		if (!m->gate)
+			continue;
+		gm_defs[gm_n++] = (struct gm_def){
+			.name = m->name, .obj = GM_OBJ_BINDING, .type = types[m->type],
+			.unit = units[m->unit], .avail = m->avail, .help = m->help, .mdef = m,
+			.scale = m->unit == MU_RATIO ? 100 : 1,
+		};
+	}
+}
+
+int gm_count(void)
+{
+	pthread_once(&gm_once, gm_init);
+	return gm_n;
+}
+
 const struct gm_def *gm_def(enum gm_id id)
 {
-	return (unsigned int)id < GM__COUNT ? &gm_defs[id] : NULL;
+	return (unsigned int)id < (unsigned int)gm_count() ? &gm_defs[id] : NULL;
 }
 
 int gm_lookup(const char *name)
 {
-	for (int i = 0; i < GM__COUNT; i++)
+	for (int i = 0; i < gm_count(); i++)
 		if (!strcmp(gm_defs[i].name, name))
 			return i;
 	return -1;
@@ -174,7 +188,7 @@ enum gm_unit gate_stat_unit(enum gm_id m, enum gate_stat s)
 {
 	if (s == GS_COUNT || s == GS_RATE)
 		return GM_UNIT_NONE;
-	return gm_defs[m].unit;
+	return gm_def(m)->unit;
 }
 
 void gm_list(FILE *f)
@@ -185,9 +199,16 @@ void gm_list(FILE *f)
 
 	fprintf(f, "%-32s %-9s %-5s %-34s %s\n", "METRIC", "TYPE", "UNIT", "STATISTICS",
 		"MEANING");
-	for (int i = 0; i < GM__COUNT; i++)
-		fprintf(f, "%-32s %-9s %-5s %-34s %s\n", gm_defs[i].name, types[gm_defs[i].type],
-			unit[gm_defs[i].unit], stats_of(gm_defs[i].type), gm_defs[i].help);
+	for (int i = 0; i < gm_count(); i++) {
+		const struct gm_def *d = &gm_defs[i];
+		const char *agg = "";
+
+		if (d->mdef && d->type == GM_GAUGE)
+			agg = d->mdef->agg == MA_MAX ? " (max over matching bindings)" :
+						      " (summed over matching bindings)";
+		fprintf(f, "%-32s %-9s %-5s %-34s %s%s\n", d->name, types[d->type], unit[d->unit],
+			stats_of(d->type), d->help, agg);
+	}
 }
 
 static const struct {
@@ -267,7 +288,7 @@ static size_t skip_ws(const char *s, size_t i)
 int gate_threshold__parse(const char *expr, enum gm_id m, struct gate_threshold *t,
 			  size_t *err_off, char *msg, size_t msglen)
 {
-	const struct gm_def *d = &gm_defs[m];
+	const struct gm_def *d = gm_def(m);
 	size_t i = skip_ws(expr, 0), start, n;
 	enum gm_unit want;
 	double v, mult = 1;
@@ -552,7 +573,7 @@ static void sel_append(struct gate_check *c, const char *k, const char *v)
 
 static int parse_selectors(struct pctx *p, struct gate_check *c, const yaml_node_t *map)
 {
-	const struct gm_def *d = &gm_defs[c->metric];
+	const struct gm_def *d = gm_def(c->metric);
 	struct gate_selector *s = &c->sel;
 	yaml_node_pair_t *a;
 
@@ -614,7 +635,7 @@ static int unknown_metric(struct pctx *p, const yaml_node_t *n)
 {
 	char list[1024] = "";
 
-	for (int i = 0; i < GM__COUNT; i++)
+	for (int i = 0; i < gm_count(); i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
 			 gm_defs[i].name);
 	return perr(p, n, 0, "unknown metric '%s' (valid: %s)", scalar(n), list);
@@ -662,7 +683,7 @@ static int parse_check(struct pctx *p, struct gate_check *c, const yaml_node_t *
 	exp = map_get(p, map, "expect");
 	if (!exp)
 		return perr(p, map, 0, "threshold entry for %s has no 'expect' list",
-			    gm_defs[m].name);
+			    gm_def(m)->name);
 	if (exp->type != YAML_SCALAR_NODE && want_type(p, exp, YAML_SEQUENCE_NODE, "expect"))
 		return -EINVAL;
 	if (exp->type == YAML_SEQUENCE_NODE &&
@@ -726,9 +747,8 @@ static int parse_root(struct pctx *p, struct gate_spec *s)
 	if (n) {
 		if (want_type(p, n, YAML_SCALAR_NODE, "interval"))
 			return -EINVAL;
-		if (parse_duration_ns(scalar(n), &s->interval_ns) ||
-		    s->interval_ns < 10000000ULL || s->interval_ns > 3600000000000ULL)
-			return perr(p, n, 0, "interval must be a duration from 10ms to 1h, not '%s'",
+		if (parse_interval_ns(scalar(n), &s->interval_ns))
+			return perr(p, n, 0, "interval must be " DMT_INTERVAL_RANGE ", not '%s'",
 				    scalar(n));
 	}
 	th = map_get(p, root, "thresholds");

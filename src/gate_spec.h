@@ -55,26 +55,25 @@ enum gm_id {
 	GM_BIND_ALLOC_LATENCY,
 	GM_BIND_ALLOC_LATENCY_NIOV,
 	GM_BIND_FREE_LATENCY,
-	GM_BIND_OCCUPANCY,
-	GM_BIND_FREE_NIOVS,
-	GM_BIND_USED_BYTES,
-	GM_BIND_IN_POOLS,
-	GM_BIND_HELD_BY_SOCKETS,
-	GM_BIND_ALLOC_CALLS,
-	GM_BIND_ALLOC_NIOVS,
 	GM_BIND_NIOVS_PER_CALL,
-	GM_BIND_ALLOC_FAILURES,
-	GM_BIND_RELEASES,
-	GM_BIND_OUT_AT_UNBIND,
-	GM_BIND_LEAKED_NIOVS,
 	GM_BIND_COUNT,
 	GM_DONTNEED_TOKENS,
 	GM_DONTNEED_CALLS,
 	GM_TOOL_RINGBUF_DROPS,
 	GM_TOOL_MAP_FULL,
 	GM_TOOL_COLLECT_TIME,
-	GM__COUNT,
+	/*
+	 * The per-binding scalars follow, one per row of the metric table
+	 * (metrics.c) with a gate name: look them up by name.
+	 */
+	GM__STATIC,
 };
+
+/* Size of the whole vocabulary: the ids above, then the metric table's. */
+int gm_count(void);
+#define GM__COUNT gm_count()
+
+struct mdef;
 
 struct gm_def {
 	const char *name;
@@ -83,6 +82,8 @@ struct gm_def {
 	enum gm_unit unit;
 	int avail;		/* enum dmt_metric it needs, -1 always there */
 	const char *help;
+	const struct mdef *mdef;	/* the metric table row, NULL for the ids above */
+	double scale;		/* gate value = snapshot value * scale (ratio -> %) */
 };
 
 const struct gm_def *gm_def(enum gm_id id);

@@ -1,7 +1,88 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "json_out.h"
+#include "metrics.h"
 #include "util.h"
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	/* no overlong forms, no surrogates, nothing above U+10FFFF */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/*
+ * A string from the kernel or a recording (interface names: any bytes but
+ * '/' and NUL): JSON must be valid UTF-8, so each invalid byte becomes
+ * U+FFFD. Control characters are json-c's to escape (\u001b). NULL: empty.
+ */
+static struct json_object *json_name(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0, o = 0;
+	struct json_object *j;
+	char *buf;
+
+	if (!n)
+		return NULL;
+	buf = malloc(n * 3 + 1);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(p + i, n - i);
+
+		if (l) {
+			memcpy(buf + o, p + i, l);
+			o += l;
+			i += l;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	buf[o] = '\0';
+	j = json_object_new_string_len(buf, (int)o);
+	free(buf);
+	return j;
+}
+
+/* Strings that may come from a recording too: valid UTF-8, "" when empty. */
+static void add_str(struct json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v && *v ? json_name(v) : json_object_new_string(""));
+}
 
 static void add_int_or_null(struct json_object *o, const char *k, int64_t v)
 {
@@ -13,10 +94,6 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
-static void add_str(struct json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, json_object_new_string(v ? v : ""));
-}
 
 /*
  * {"count", "sum", "p50", "p90", "p99", "max", "buckets": [[le, count]...]}
@@ -90,8 +167,7 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 	snprintf(addr, sizeof(addr), "%#llx", (unsigned long long)p->addr);
 	json_object_object_add(o, "addr", p->addr ? json_object_new_string(addr) : NULL);
 	json_object_object_add(o, "ifindex", p->ifindex ? json_object_new_int(p->ifindex) : NULL);
-	json_object_object_add(o, "ifname", p->ifname[0] ? json_object_new_string(p->ifname) :
-			       NULL);
+	json_object_object_add(o, "ifname", json_name(p->ifname));
 	json_object_object_add(o, "netns", p->netns ? json_object_new_uint64(p->netns) : NULL);
 	add_int_or_null(o, "queue", p->queue);
 	json_object_object_add(o, "napi_id", p->napi_id ? json_object_new_uint64(p->napi_id) :
@@ -118,34 +194,44 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 	return o;
 }
 
-static struct json_object *json_binding(const struct dmt_binding_snap *b)
+/* A metric table row: null when unavailable on this kernel or unknown. */
+static struct json_object *json_mdef(const struct mdef *d, const struct dmt_binding_snap *b,
+				     const struct dmt_availability *avail)
+{
+	double v;
+
+	if (!mdef_available(d, avail) || !mdef_value(d, b, &v))
+		return NULL;
+	switch (d->repr) {
+	case MR_U64:
+	case MR_U32:
+	case MR_U64_NZ:
+	case MR_U32_NZ:
+		return json_object_new_uint64(mdef_raw(d, b));
+	case MR_I64:
+		return json_object_new_int64((int64_t)mdef_raw(d, b));
+	case MR_F64:
+		return json_object_new_double(v);
+	case MR_DERIVED:
+		break;
+	}
+	return d->integral ? json_object_new_int64((int64_t)v) : json_object_new_double(v);
+}
+
+static struct json_object *json_binding(const struct dmt_binding_snap *b,
+					const struct dmt_availability *avail)
 {
 	struct json_object *o = json_object_new_object();
 
 	add_u64(o, "id", b->id);
 	json_object_object_add(o, "ifindex", b->ifindex ? json_object_new_int(b->ifindex) : NULL);
-	json_object_object_add(o, "ifname", b->ifname[0] ? json_object_new_string(b->ifname) :
-			       NULL);
-	json_object_object_add(o, "dmabuf_size", b->dmabuf_size ?
-			       json_object_new_uint64(b->dmabuf_size) : NULL);
-	json_object_object_add(o, "niov_size", b->niov_size ?
-			       json_object_new_uint64(b->niov_size) : NULL);
+	json_object_object_add(o, "ifname", json_name(b->ifname));
 	add_str(o, "layout", b->layout);
 	json_object_object_add(o, "alive", json_object_new_boolean(b->alive));
 	json_object_object_add(o, "unbound", json_object_new_boolean(b->unbound));
-	add_int_or_null(o, "total_niovs", b->total_niovs);
-	add_int_or_null(o, "free_niovs", b->free_niovs);
-	add_int_or_null(o, "in_pools", b->in_pools);
-	add_int_or_null(o, "held_by_sockets", b->held_by_sockets);
-	json_object_object_add(o, "occupancy", b->occupancy < 0 ? NULL :
-			       json_object_new_double(b->occupancy));
-	add_u64(o, "pools", b->pools);
-	add_u64(o, "alloc_calls", b->alloc_calls);
-	add_u64(o, "alloc_niovs", b->alloc_niovs);
-	add_u64(o, "alloc_failures", b->alloc_fail);
-	add_u64(o, "niov_frees", b->free_niovs_count);
-	add_int_or_null(o, "outstanding_at_unbind", b->out_at_unbind);
-	add_int_or_null(o, "leaked_at_free", b->out_at_free);
+	for (size_t i = 0; i < mdef_count; i++)
+		if (mdefs[i].json)
+			json_object_object_add(o, mdefs[i].json, json_mdef(&mdefs[i], b, avail));
 	json_object_object_add(o, "alloc_latency_ns", json_log2_hist(&b->alloc_lat_ns, 1));
 	json_object_object_add(o, "alloc_latency_per_niov_ns",
 			       json_log2_hist(&b->alloc_lat_niov_ns, 1));
@@ -178,14 +264,15 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 		json_object_object_add(a, "available", json_object_new_boolean(s->avail[m].available));
 		add_str(a, "source", s->avail[m].source);
 		json_object_object_add(a, "reason", s->avail[m].available ? NULL :
-				       json_object_new_string(s->avail[m].reason));
+				       s->avail[m].reason[0] ? json_name(s->avail[m].reason) :
+				       json_object_new_string(""));
 		json_object_object_add(av, dmt_metric_name(m), a);
 		if (!s->avail[m].available) {
 			char line[256];
 
 			snprintf(line, sizeof(line), "%s: unavailable: %s", dmt_metric_name(m),
 				 s->avail[m].reason);
-			json_object_array_add(unav, json_object_new_string(line));
+			json_object_array_add(unav, json_name(line));
 		}
 	}
 	json_object_object_add(o, "metrics", av);
@@ -194,7 +281,7 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 		json_object_array_add(pools, json_pool(&s->pools[i]));
 	json_object_object_add(o, "pools", pools);
 	for (size_t i = 0; i < s->n_bindings; i++)
-		json_object_array_add(binds, json_binding(&s->bindings[i]));
+		json_object_array_add(binds, json_binding(&s->bindings[i], s->avail));
 	json_object_object_add(o, "bindings", binds);
 	json_object_object_add(o, "dontneed_tokens", s->avail[DMT_M_DONTNEED_TOKENS].available ?
 			       json_object_new_uint64(s->dontneed_tokens) : NULL);

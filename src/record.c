@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "metrics.h"
 #include "record.h"
 #include "util.h"
 
@@ -158,6 +159,27 @@ static void put_log2(struct rec_buf *b, const struct hist_log2 *h)
 	put_sparse(b, h->slots, DMT_LOG2_SLOTS, h->count, h->sum);
 }
 
+/*
+ * After the version 1 fields: the metric table's stored rows as tagged
+ * values, "u16 n, n x (u16 tag, u64 value)". Readers before the table stop
+ * at the end of the version 1 fields (records are length-prefixed); this
+ * reader skips tags it does not know.
+ */
+static void put_binding_tail(struct rec_buf *b, const struct dmt_binding_snap *d)
+{
+	uint16_t n = 0;
+
+	for (size_t i = 0; i < mdef_count; i++)
+		n += mdefs[i].rec_tag != 0;
+	put_u16(b, n);
+	for (size_t i = 0; i < mdef_count; i++) {
+		if (!mdefs[i].rec_tag)
+			continue;
+		put_u16(b, mdefs[i].rec_tag);
+		put_u64(b, mdef_raw(&mdefs[i], d));
+	}
+}
+
 static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
 {
 	size_t off = b->len;
@@ -186,6 +208,7 @@ static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
 	put_log2(b, &d->alloc_lat_ns);
 	put_log2(b, &d->alloc_lat_niov_ns);
 	put_log2(b, &d->free_lat_ns);
+	put_binding_tail(b, d);
 	patch_u32(b, off, b->len - off - 4);
 }
 
@@ -487,6 +510,31 @@ static const char *layout_name(const char *s)
 	return "unknown";
 }
 
+/* The tagged tail (put_binding_tail); absent in recordings made before it. */
+static void get_binding_tail(struct rd *r, struct dmt_binding_snap *d)
+{
+	uint16_t n;
+
+	for (size_t i = 0; i < mdef_count; i++)
+		if (mdefs[i].rec_tag)
+			mdef_set_unknown(&mdefs[i], d);
+	if (r->err || r->off == r->len)
+		return;
+	n = get_u16(r, "binding tail");
+	if (!r->err && (size_t)n * 10 > r->len - r->off) {
+		rd_fail(r, "binding tail count %u larger than the record", n);
+		return;
+	}
+	for (uint16_t k = 0; k < n && !r->err; k++) {
+		uint16_t tag = get_u16(r, "binding tail");
+		uint64_t v = get_u64(r, "binding tail");
+
+		for (size_t i = 0; tag && i < mdef_count; i++)
+			if (mdefs[i].rec_tag == tag)
+				mdef_set_raw(&mdefs[i], d, v);
+	}
+}
+
 static void get_binding(struct rd *r, struct dmt_binding_snap *d)
 {
 	char layout[32];
@@ -520,6 +568,7 @@ static void get_binding(struct rd *r, struct dmt_binding_snap *d)
 		   &d->alloc_lat_niov_ns.sum, "binding alloc latency per niov");
 	get_sparse(&s, d->free_lat_ns.slots, DMT_LOG2_SLOTS, &d->free_lat_ns.count,
 		   &d->free_lat_ns.sum, "binding free latency");
+	get_binding_tail(&s, d);
 	if (s.err)
 		r->err = s.err;
 }
@@ -1004,11 +1053,6 @@ const struct rec_meta *rec_reader__meta(const struct rec_reader *r)
 const char *rec_reader__error(const struct rec_reader *r)
 {
 	return r->errcode ? r->err : NULL;
-}
-
-uint64_t rec_reader__frames(const struct rec_reader *r)
-{
-	return r->frames;
 }
 
 int rec_reader__next(struct rec_reader *r, struct rec_item *it)

@@ -114,7 +114,6 @@ const struct rec_meta *rec_reader__meta(const struct rec_reader *r);
 int rec_reader__next(struct rec_reader *r, struct rec_item *it);
 /* One line: "FILE: corrupt frame 12 (snapshot) at byte 4096: CRC mismatch". */
 const char *rec_reader__error(const struct rec_reader *r);
-uint64_t rec_reader__frames(const struct rec_reader *r);
 void rec_reader__free(struct rec_reader *r);
 
 #endif /* DEVMEMTOP_RECORD_H */

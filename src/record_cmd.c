@@ -18,6 +18,7 @@
 #include "gate_spec.h"
 #include "html_report.h"
 #include "json_out.h"
+#include "objtrack.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
@@ -86,9 +87,9 @@ int cmd_record(int argc, char **argv)
 		case 'v': dmt_verbosity++; break;
 		case 'h': record_usage(stdout); return 0;
 		case 'i':
-			if (parse_duration_ns(optarg, &ro.interval_ns) || ro.interval_ns < 10000000ULL) {
-				fprintf(stderr, "devmemtop record: bad --interval '%s' (at least 10ms)\n",
-					optarg);
+			if (parse_interval_ns(optarg, &ro.interval_ns)) {
+				fprintf(stderr, "devmemtop record: bad --interval '%s' ("
+					DMT_INTERVAL_RANGE ")\n", optarg);
 				return EXIT_REC_ERROR;
 			}
 			break;
@@ -127,10 +128,11 @@ int cmd_record(int argc, char **argv)
 		return EXIT_REC_ERROR;
 	}
 	copts.verbosity = dmt_verbosity;
+	copts.errbuf = why;
+	copts.errlen = sizeof(why);
 	c = collector__new(&copts);
 	if (!c) {
-		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n",
-			strerror(errno));
+		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n", why);
 		return EXIT_REC_ERROR;
 	}
 	err = collector__snapshot(c, &first);
@@ -185,10 +187,11 @@ struct bind_track {
 };
 
 struct report {
-	struct pool_track *pools;
-	size_t n_pools, cap_pools, hint;
-	struct bind_track *binds;
+	struct pool_track *pools;	/* indexed like pool_ids */
+	size_t n_pools, cap_pools;
+	struct bind_track *binds;	/* indexed like bind_ids */
 	size_t n_binds, cap_binds;
+	struct objtrack pool_ids, bind_ids;	/* the identity gate --from uses too */
 	uint64_t n_snaps, n_events, ev_by_type[16];
 	uint64_t first_ts, last_ts, start_mono;
 	uint64_t drops_first, drops_last, map_full;
@@ -196,64 +199,56 @@ struct report {
 	struct rec_end end;
 };
 
-static bool same_pool(const struct pool_track *t, const struct dmt_pool_snap *p)
+/* Room for index i in an array of n elements of size sz. */
+static int grow(void **arr, size_t *cap, size_t i, size_t sz)
 {
-	return t->last.addr == p->addr && (t->last.id == p->id || !t->last.id) &&
-	       p->holds >= t->last.holds;
+	size_t ncap;
+	void *n;
+
+	if (i < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	n = realloc(*arr, ncap * sz);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
 }
 
 static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
 {
-	/* snapshots list pools in a stable order: try where the last one matched */
-	if (r->hint < r->n_pools && same_pool(&r->pools[r->hint], p)) {
-		r->pools[r->hint++].last = *p;
-		return 0;
-	}
-	for (size_t i = 0; i < r->n_pools; i++) {
-		if (same_pool(&r->pools[i], p)) {
-			r->pools[i].last = *p;
-			r->hint = i + 1;
-			return 0;
-		}
-	}
-	if (r->n_pools == r->cap_pools) {
-		size_t cap = r->cap_pools ? r->cap_pools * 2 : 16;
-		struct pool_track *n = realloc(r->pools, cap * sizeof(*n));
+	bool created;
+	int i = objtrack__pool(&r->pool_ids, p, &created);
 
-		if (!n)
-			return -ENOMEM;
-		r->pools = n;
-		r->cap_pools = cap;
+	if (i < 0 || grow((void **)&r->pools, &r->cap_pools, i, sizeof(*r->pools)))
+		return -ENOMEM;
+	if (created) {
+		r->pools[i].first = *p;
+		r->pools[i].last = *p;
+		r->pools[i].in_first = first_snap;
+		r->n_pools = i + 1;
+	} else {
+		objtrack_pool_update(&r->pools[i].last, p);
 	}
-	r->pools[r->n_pools].first = *p;
-	r->pools[r->n_pools].last = *p;
-	r->pools[r->n_pools].in_first = first_snap;
-	r->n_pools++;
-	r->hint = r->n_pools;
 	return 0;
 }
 
 static int track_binding(struct report *r, const struct dmt_binding_snap *b, bool first_snap)
 {
-	for (size_t i = 0; i < r->n_binds; i++) {
-		if (r->binds[i].last.id == b->id) {
-			r->binds[i].last = *b;
-			return 0;
-		}
-	}
-	if (r->n_binds == r->cap_binds) {
-		size_t cap = r->cap_binds ? r->cap_binds * 2 : 8;
-		struct bind_track *n = realloc(r->binds, cap * sizeof(*n));
+	bool created;
+	int i = objtrack__binding(&r->bind_ids, b, &created);
 
-		if (!n)
-			return -ENOMEM;
-		r->binds = n;
-		r->cap_binds = cap;
+	if (i < 0 || grow((void **)&r->binds, &r->cap_binds, i, sizeof(*r->binds)))
+		return -ENOMEM;
+	if (created) {
+		r->binds[i].first = *b;
+		r->binds[i].last = *b;
+		r->binds[i].in_first = first_snap;
+		r->n_binds = i + 1;
+	} else {
+		objtrack_binding_update(&r->binds[i].last, b);
 	}
-	r->binds[r->n_binds].first = *b;
-	r->binds[r->n_binds].last = *b;
-	r->binds[r->n_binds].in_first = first_snap;
-	r->n_binds++;
 	return 0;
 }
 
@@ -263,7 +258,7 @@ static const char *ev_name(uint32_t t)
 		[DMT_EV_POOL_NEW] = "pool-new", [DMT_EV_POOL_RELEASE] = "pool-release",
 		[DMT_EV_POOL_NID] = "pool-nid", [DMT_EV_BIND_CREATE] = "bind-create",
 		[DMT_EV_BIND_UNBIND] = "bind-unbind", [DMT_EV_BIND_FREE] = "bind-free",
-		[DMT_EV_ALLOC_FAIL] = "alloc-fail", [DMT_EV_DONTNEED] = "dontneed",
+		[DMT_EV_ALLOC_FAIL] = "alloc-fail",
 	};
 
 	return t < ARRAY_SIZE(names) && names[t] ? names[t] : "unknown";
@@ -293,9 +288,6 @@ static void print_event(const struct report *r, const struct dmt_event *ev)
 		break;
 	case DMT_EV_ALLOC_FAIL:
 		printf(" free_left=%lld", (long long)ev->a);
-		break;
-	case DMT_EV_DONTNEED:
-		printf(" tokens=%lld", (long long)ev->a);
 		break;
 	}
 	printf("\n");
@@ -363,6 +355,12 @@ static void print_batch(const struct hist_batch *h)
 	}
 }
 
+/* What a counter did since first: never a wrapped negative difference. */
+static uint64_t since(uint64_t last, uint64_t first)
+{
+	return last >= first ? last - first : last;
+}
+
 static void print_tables(const struct report *r)
 {
 	double dur = r->n_snaps > 1 ? (r->last_ts - r->first_ts) / 1e9 : 0;
@@ -386,8 +384,8 @@ static void print_tables(const struct report *r)
 		uint64_t holds = t->last.holds, rel = t->last.releases, q50 = 0, q99 = 0;
 
 		if (t->in_first) {
-			holds -= t->first.holds;
-			rel -= t->first.releases;
+			holds = since(holds, t->first.holds);
+			rel = since(rel, t->first.releases);
 			if (hist_batch_sub(&h, &t->last.refill, &t->first.refill))
 				h = t->last.refill;
 		}
@@ -403,24 +401,31 @@ static void print_tables(const struct report *r)
 	}
 	printf("\nbindings (%zu):\n", r->n_binds);
 	if (r->n_binds)
-		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s\n", "ID", "IFACE", "LAYOUT",
-		       "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED");
+		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s %10s\n", "ID", "IFACE",
+		       "LAYOUT", "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED",
+		       "LIFETIME");
 	for (size_t i = 0; i < r->n_binds; i++) {
 		const struct bind_track *t = &r->binds[i];
-		uint64_t allocs = t->last.alloc_niovs - (t->in_first ? t->first.alloc_niovs : 0);
-		uint64_t fails = t->last.alloc_fail - (t->in_first ? t->first.alloc_fail : 0);
-		char occ[16] = "?", unb[24] = "-", leak[24] = "-";
+		uint64_t allocs = since(t->last.alloc_niovs, t->in_first ? t->first.alloc_niovs : 0);
+		uint64_t fails = since(t->last.alloc_fail, t->in_first ? t->first.alloc_fail : 0);
+		char occ[16] = "?", unb[24] = "-", leak[24] = "-", niovs[24] = "?", life[24] = "-";
+		/* created -> freed, or -> the end of the recording ("+": still bound) */
+		uint64_t end = t->last.freed_ns ? t->last.freed_ns : r->last_ts;
 
+		if (t->last.created_ns && end >= t->last.created_ns)
+			snprintf(life, sizeof(life), "%.1fs%s", (end - t->last.created_ns) / 1e9,
+				 t->last.freed_ns ? "" : "+");
+		if (t->last.total_niovs >= 0)
+			snprintf(niovs, sizeof(niovs), "%lld", (long long)t->last.total_niovs);
 		if (t->last.occupancy >= 0)
 			snprintf(occ, sizeof(occ), "%.1f", t->last.occupancy * 100);
 		if (t->last.out_at_unbind >= 0)
 			snprintf(unb, sizeof(unb), "%lld", (long long)t->last.out_at_unbind);
 		if (t->last.out_at_free >= 0)
 			snprintf(leak, sizeof(leak), "%lld", (long long)t->last.out_at_free);
-		printf("  %-6u %-16s %-9s %10lld %8s %10llu %8llu %10s %10s\n", t->last.id,
-		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout,
-		       (long long)t->last.total_niovs, occ, (unsigned long long)allocs,
-		       (unsigned long long)fails, unb, leak);
+		printf("  %-6u %-16s %-9s %10s %8s %10llu %8llu %10s %10s %10s\n", t->last.id,
+		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout, niovs, occ,
+		       (unsigned long long)allocs, (unsigned long long)fails, unb, leak, life);
 	}
 
 	printf("\nhistograms:\n");
@@ -621,6 +626,8 @@ int cmd_report(int argc, char **argv)
 	fflush(stdout);
 	free(r.pools);
 	free(r.binds);
+	objtrack__fini(&r.pool_ids);
+	objtrack__fini(&r.bind_ids);
 	if (err) {
 		fprintf(stderr, "devmemtop report: %s\n", strerror(-err));
 		rec_reader__free(rd);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collector.h"
+#include "util.h"
 
 void snapshot__free(struct dmt_snapshot *s)
 {
@@ -50,3 +51,65 @@ err:
 	snapshot__free(d);
 	return NULL;
 }
+static const char *const metric_names[DMT_M__COUNT] = {
+	[DMT_M_POOL_HOLDS]		= "pool_holds",
+	[DMT_M_POOL_RELEASES]		= "pool_releases",
+	[DMT_M_POOL_INFLIGHT]		= "pool_inflight",
+	[DMT_M_POOL_REFILL]		= "pool_refill_batch",
+	[DMT_M_POOL_DESTROY]		= "pool_destroy",
+	[DMT_M_POOL_NID]		= "pool_nid",
+	[DMT_M_BIND_LIFECYCLE]		= "binding_lifecycle",
+	[DMT_M_BIND_OCCUPANCY]		= "binding_occupancy",
+	[DMT_M_BIND_IN_POOLS]		= "binding_in_pools",
+	[DMT_M_BIND_HELD_BY_SOCKETS]	= "binding_held_by_sockets",
+	[DMT_M_BIND_ALLOC_LATENCY]	= "binding_alloc_latency",
+	[DMT_M_BIND_FREE_LATENCY]	= "binding_free_latency",
+	[DMT_M_BIND_ALLOC_FAIL]		= "binding_alloc_failures",
+	[DMT_M_BIND_PROVIDER_CALLS]	= "binding_provider_calls",
+	[DMT_M_BIND_LEAKS]		= "binding_leaks",
+	[DMT_M_DONTNEED_TOKENS]		= "dontneed_tokens",
+	[DMT_M_NETLINK]			= "netlink_page_pools",
+	[DMT_M_RECVMSG_TOKENS]		= "recvmsg_tokens",
+	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
+};
+
+const char *dmt_metric_name(enum dmt_metric m)
+{
+	return m < DMT_M__COUNT ? metric_names[m] : "unknown";
+}
+
+const char *dmt_mode_name(enum dmt_attach_mode m)
+{
+	switch (m) {
+	case DMT_MODE_DEVMEM_TP:
+		return "devmem-tracepoints";
+	case DMT_MODE_FENTRY:
+		return "fentry";
+	case DMT_MODE_TP_ONLY:
+		return "tracepoint-only";
+	}
+	return "unknown";
+}
+
+const char *dmt_kind_name(enum dmt_pool_kind k)
+{
+	static const char *const names[] = { "pages", "devmem", "io_uring", "other" };
+
+	return k < ARRAY_SIZE(names) ? names[k] : "unknown";
+}
+
+const char *dmt_pool_state_name(enum dmt_pool_state s)
+{
+	static const char *const names[] = { "alive", "zombie", "destroyed" };
+
+	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+const char *dmt_attr_src_name(enum dmt_attr_src s)
+{
+	static const char *const names[] = { "none", "bpf-netdev", "bpf-napi", "netlink",
+					     "bpf-device" };
+
+	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+

@@ -84,10 +84,9 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 	while ((c = getopt_long(argc, argv, ":i:n:bjI:B:s:m:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (parse_duration_ns(optarg, &o->interval_ns) ||
-			    o->interval_ns < 100000000ULL || o->interval_ns > 3600000000000ULL) {
-				snprintf(err, errlen, "bad interval '%s': use 100ms..1h, e.g. 500ms or 2s",
-					 optarg);
+			if (parse_interval_ns(optarg, &o->interval_ns)) {
+				snprintf(err, errlen, "bad interval '%s': want " DMT_INTERVAL_RANGE
+					 ", e.g. 500ms or 2s", optarg);
 				return -EINVAL;
 			}
 			break;

@@ -117,3 +117,13 @@ int check_bpf_privileges(char *buf, size_t len)
 	snprintf(buf, len, "needs root, or CAP_BPF and CAP_PERFMON (run with sudo)");
 	return -EPERM;
 }
+
+int parse_interval_ns(const char *s, uint64_t *out)
+{
+	uint64_t v;
+
+	if (parse_duration_ns(s, &v) || v < DMT_INTERVAL_MIN_NS || v > DMT_INTERVAL_MAX_NS)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

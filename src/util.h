@@ -26,6 +26,14 @@ uint64_t now_real_ns(void);
  * Returns 0 or -EINVAL.
  */
 int parse_duration_ns(const char *s, uint64_t *out);
+/*
+ * The collection interval of every command and of a gate spec: one parser,
+ * one range (DMT_INTERVAL_RANGE says it for messages). 0 or -EINVAL.
+ */
+#define DMT_INTERVAL_MIN_NS	10000000ULL		/* 10ms */
+#define DMT_INTERVAL_MAX_NS	3600000000000ULL	/* 1h */
+#define DMT_INTERVAL_RANGE	"a duration from 10ms to 1h"
+int parse_interval_ns(const char *s, uint64_t *out);
 /* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
 

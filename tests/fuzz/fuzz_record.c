@@ -70,7 +70,7 @@ static void eval(struct gate_eval *e, const struct dmt_snapshot *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct gate_report rep;
+	struct gate_report rep = {};
 	struct gate_eval *e;
 	char err[2048];
 

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gate_spec *spec;
 	struct gate_eval *e;
-	struct gate_report rep;
+	struct gate_report rep = {};
 	char err[2048];
 
 	spec = gate_spec__parse_buf((const char *)data, size, "fuzz.yaml", err, sizeof(err));

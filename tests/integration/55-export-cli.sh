@@ -30,7 +30,7 @@ bad --listen :9435
 bad --listen '[::1]9435'
 bad --interval 0
 bad --interval 5x
-bad -i 50ms
+bad -i 5ms
 bad -i 2h
 bad -i -1s
 bad --http-timeout 0

@@ -96,6 +96,31 @@ static const struct gate_result *res(const struct gate_report *rep, size_t i)
 	return &rep->results[i];
 }
 
+/* gate_eval__finish() fills results and leaves what the caller set alone. */
+static void test_finish_keeps_caller_fields(void **state)
+{
+	struct gate_spec *s = spec("thresholds:\n  - metric: pool.holds\n    expect: [count >= 0]\n");
+	struct dmt_snapshot *sn[1];
+	struct gate_report rep = {};
+
+	sn[0] = snap(0, 1, 0);
+	pool(&sn[0]->pools[0], 0xa, 1, "eth0", DMT_KIND_PAGES, 10);
+	snprintf(rep.source, sizeof(rep.source), "recording x.dmtrec");
+	snprintf(rep.kernel, sizeof(rep.kernel), "6.18.0");
+	snprintf(rep.mode, sizeof(rep.mode), "fentry");
+	snprintf(rep.error, sizeof(rep.error), "x.dmtrec: truncated at byte 9");
+	run(s, sn, 1, &rep);
+	assert_int_equal(rep.n_results, 1);
+	assert_int_equal(rep.n_pass, 1);
+	assert_string_equal(rep.source, "recording x.dmtrec");
+	assert_string_equal(rep.kernel, "6.18.0");
+	assert_string_equal(rep.mode, "fentry");
+	assert_string_equal(rep.error, "x.dmtrec: truncated at byte 9");
+	gate_report__fini(&rep);
+	free_snap(sn[0]);
+	gate_spec__free(s);
+}
+
 /* Refill histograms: last - first per pool, new pools from zero, vanished
  * pools keep their values, selector glob and kind. */
 static void test_hist_aggregation(void **state)
@@ -113,7 +138,7 @@ static void test_hist_aggregation(void **state)
 		"    interface: lo\n"
 		"    expect: [count > 0]\n");
 	struct dmt_snapshot *sn[3];
-	struct gate_report rep;
+	struct gate_report rep = {};
 
 	/* t=0: pool A (eth0) already has history that must not count */
 	sn[0] = snap(0, 2, 0);
@@ -175,7 +200,7 @@ static void test_key_reuse(void **state)
 {
 	struct gate_spec *s = spec("thresholds:\n  - metric: pool.holds\n    expect: [count == 700]\n");
 	struct dmt_snapshot *sn[3];
-	struct gate_report rep;
+	struct gate_report rep = {};
 
 	sn[0] = snap(0, 1, 0);
 	pool(&sn[0]->pools[0], 0xa, 1, "eth0", DMT_KIND_PAGES, 100);
@@ -209,7 +234,7 @@ static void test_log2_bounds(void **state)
 		"    expect: [p(99) < 4us, p(99) <= 4096ns, p(99) > 2us, p(99) >= 2049ns,"
 		" max < 4096ns, avg <= 3us, min >= 1ns]\n");
 	struct dmt_snapshot *sn[2];
-	struct gate_report rep;
+	struct gate_report rep = {};
 
 	sn[0] = snap(0, 0, 1);
 	sn[0]->bindings[0].id = 3;
@@ -256,7 +281,7 @@ static void test_gauges(void **state)
 		"    expect: [max == 1, last == 0]\n");
 	double occ[3][2] = { { 0.1, 0.05 }, { 0.9, 0.2 }, { 0.3, 0.5 } };
 	struct dmt_snapshot *sn[3];
-	struct gate_report rep;
+	struct gate_report rep = {};
 
 	for (int i = 0; i < 3; i++) {
 		sn[i] = snap(i, 2, 2);
@@ -298,7 +323,7 @@ static void test_leaks_and_failures(void **state)
 		"  - metric: binding.niovs_per_call\n"
 		"    expect: [avg >= 32]\n");
 	struct dmt_snapshot *sn[2];
-	struct gate_report rep;
+	struct gate_report rep = {};
 
 	sn[0] = snap(0, 0, 2);
 	sn[0]->bindings[0].id = 1;
@@ -373,7 +398,7 @@ static void test_availability(void **state)
 		"    expect: [count == 0]\n");
 	struct dmt_availability av[DMT_M__COUNT] = {};
 	struct dmt_snapshot *sn = snap(0, 0, 0);
-	struct gate_report rep;
+	struct gate_report rep = {};
 	char msg[512];
 
 	for (int i = 0; i < DMT_M__COUNT; i++)
@@ -423,7 +448,7 @@ static void test_baseline(void **state)
 		"    expect: [rate > 10, count < 100000, count == 1000, count >= 0]\n");
 	char dir[] = "/tmp/dmt-base-XXXXXX", path[64], msg[512], *txt;
 	struct dmt_snapshot *sn[2];
-	struct gate_report rep;
+	struct gate_report rep = {};
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/b.json", dir);
@@ -496,7 +521,7 @@ static void test_junit(void **state)
 		"    expect: [count > 0, count >= 0]\n");
 	char path[] = "/tmp/dmt-junit-XXXXXX", *x;
 	struct dmt_snapshot *sn = snap(0, 0, 0);
-	struct gate_report rep;
+	struct gate_report rep = {};
 	int fd = mkstemp(path);
 
 	assert_true(fd >= 0);
@@ -518,6 +543,7 @@ static void test_junit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_finish_keeps_caller_fields),
 		cmocka_unit_test(test_hist_aggregation),
 		cmocka_unit_test(test_key_reuse),
 		cmocka_unit_test(test_log2_bounds),

@@ -102,7 +102,7 @@ static struct dmt_snapshot *mk(enum scenario sc, int i, int n)
 static int gate(const struct gate_spec *spec, enum scenario sc, char *failed, size_t len)
 {
 	struct gate_eval *e = gate_eval__new(spec);
-	struct gate_report rep;
+	struct gate_report rep = {};
 	int code;
 
 	assert_non_null(e);

@@ -39,7 +39,7 @@ static void test_args_bad(void **state)
 	struct top_opts o;
 	char err[256];
 
-	assert_int_equal(PARSE(&o, err, "-i", "10ms"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-i", "5ms"), -EINVAL);
 	assert_non_null(strstr(err, "bad interval"));
 	assert_int_equal(PARSE(&o, err, "-n", "-3"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-n", "99999999999999999999"), -EINVAL);
@@ -103,6 +103,7 @@ static void test_json_schema(void **state)
 	hist_batch_add(&pool.refill, 64, 10);
 	hist_log2_add(&bind.alloc_lat_ns, 3000, 4);
 	s.avail[DMT_M_POOL_HOLDS].available = true;
+	s.avail[DMT_M_BIND_LEAKS].available = true;
 	strcpy(s.avail[DMT_M_BIND_ALLOC_LATENCY].reason, "fentry/fexit load refused: EPERM");
 	strcpy(s.avail[DMT_M_BIND_FREE_LATENCY].reason, "fentry/fexit load refused: EPERM");
 	o = json_snapshot(&s);
@@ -129,6 +130,9 @@ static void test_json_schema(void **state)
 	assert_null(v);
 	assert_true(json_object_object_get_ex(b, "leaked_at_free", &v));
 	assert_int_equal(json_object_get_int(v), 3);
+	/* a counter of an unavailable metric is null, not 0 */
+	assert_true(json_object_object_get_ex(b, "alloc_calls", &v));
+	assert_null(v);
 	assert_true(json_object_object_get_ex(b, "alloc_latency_ns", &v));
 	assert_true(json_object_object_get_ex(v, "p99", &v));
 	assert_int_equal(json_object_get_int(v), 4096);

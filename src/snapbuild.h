@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The snapshot builder: what the collector does with the values it reads,
+ * without libbpf. collector.c reads the BPF maps, the netlink dump and the
+ * binding walk; everything that turns those raw values into a snapshot is
+ * here, so the unit tests (tests/unit/test_snapbuild.c) can feed it
+ * synthetic map values.
+ *
+ *   snapbuild_add_pool()       one struct dmt_pool (map value) -> pool
+ *   snapbuild_merge_netlink()  page-pool-get dump -> pools
+ *   snapbuild_add_binding()    one struct dmt_binding (map value) -> binding
+ *   snapbuild_link_pools()     devmem pools -> their binding (in_pools, ifname)
+ *   snapbuild_apply_walk()     result of the binding walk -> binding
+ *   snapbuild_finish_binding() derived figures (occupancy)
+ *   rate_tracker__apply()      per-second rates against the previous snapshot
+ */
+#ifndef DEVMEMTOP_SNAPBUILD_H
+#define DEVMEMTOP_SNAPBUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "collector.h"
+#include "nl.h"
+
+enum dmt_pool_kind snapbuild_pool_kind(const struct dmt_pool *v);
+void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p);
+/* Append the pool of map value v to s; *cap is the pools array capacity. */
+int snapbuild_add_pool(struct dmt_snapshot *s, size_t *cap, const struct dmt_pool *v);
+/*
+ * Forget the destroyed pool at addr in a pool_slots entry (mmap()ed, shared
+ * with the BPF side). The BPF side claims a free slot with a compare-and-swap
+ * on addr, then writes the other fields: clear those first and release the
+ * address last, so a pool claiming the slot meanwhile is never wiped; a slot
+ * that no longer holds addr is left alone.
+ */
+void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr);
+/*
+ * Enrich pools with the netlink dump (by netlink id), and add the pools
+ * netlink lists that no event showed yet. 0 or -ENOMEM.
+ */
+int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *nlp, size_t n);
+
+struct dmt_binding_snap *snapbuild_binding_find(struct dmt_snapshot *s, uint32_t id);
+/* A binding with every figure unknown; NULL on ENOMEM (s->bindings may move). */
+struct dmt_binding_snap *snapbuild_binding_new(struct dmt_snapshot *s, uint32_t id);
+/* Append the binding of map value v. */
+struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
+					       const struct dmt_binding *v);
+/*
+ * Walk addresses of the snapshot's bindings, index for index (0: none).
+ * snapbuild_link_pools() fills them from the live devmem pools (a live pool
+ * holds a reference on its binding, so its provider_priv is safe to walk)
+ * and adds the bindings nobody saw created.
+ */
+struct snapbuild_addrs {
+	uint64_t *v;
+	size_t n;
+};
+int snapbuild_addr_set(struct snapbuild_addrs *a, size_t i, uint64_t addr);
+int snapbuild_link_pools(struct dmt_snapshot *s, struct snapbuild_addrs *addrs);
+/*
+ * A successful walk of binding b. Tracepoint values are exact at their
+ * event, so in devmem-tracepoint mode they win over the walk when known.
+ */
+void snapbuild_apply_walk(struct dmt_binding_snap *b, const struct dmt_walk *w,
+			  enum dmt_attach_mode mode);
+/* in_pools_known: the pool hold/release hooks are attached. */
+void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known);
+
+/*
+ * What the builder remembers of a binding between snapshots: its layout.
+ * Only the walk reads it, and a freed binding can no longer be walked, so
+ * its last snapshot would say "unknown" where the earlier ones knew.
+ */
+struct binding_memory;
+struct binding_memory *binding_memory__new(void);
+/* Fill unknown layouts of s from earlier snapshots, remember the known. */
+int binding_memory__apply(struct binding_memory *bm, struct dmt_snapshot *s);
+void binding_memory__free(struct binding_memory *bm);
+
+/*
+ * Rates across snapshots. A pool is the same object only when its address
+ * AND its netlink id match the previous snapshot's, and its counters did not
+ * go backwards: a new pool on a destroyed pool's address starts from rate 0,
+ * never a wrapped negative delta.
+ */
+struct rate_tracker;
+struct rate_tracker *rate_tracker__new(void);
+/* Fill hold_rate/release_rate of s's pools and remember s. 0 or -ENOMEM. */
+int rate_tracker__apply(struct rate_tracker *rt, struct dmt_snapshot *s);
+void rate_tracker__free(struct rate_tracker *rt);
+
+#endif /* DEVMEMTOP_SNAPBUILD_H */

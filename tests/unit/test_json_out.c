@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for snapshot JSON (src/json_out.c): names from the kernel or a
+ * recording become valid UTF-8 (any byte but NUL and '/' is allowed in an
+ * interface name), and the metric table's figures are null when unknown or
+ * unavailable.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "json_out.h"
+
+static const char *get_str(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	assert_true(json_object_object_get_ex(o, k, &v));
+	return v ? json_object_get_string(v) : NULL;
+}
+
+static void test_names_utf8(void **state)
+{
+	struct dmt_pool_snap pool = { .id = 1, .queue = -1, .netlink_inflight = -1,
+				      .destroy_inflight = -1 };
+	struct dmt_binding_snap bind = { .id = 2, .layout = "freelist", .total_niovs = -1,
+					 .free_niovs = -1, .in_pools = -1, .held_by_sockets = -1,
+					 .occupancy = -1, .out_at_unbind = -1, .out_at_free = -1 };
+	struct dmt_snapshot s = { .n_pools = 1, .pools = &pool, .n_bindings = 1,
+				  .bindings = &bind };
+	struct json_object *o, *again, *p, *b;
+	const char *text;
+
+	/* a title-setting escape, then a byte that is never UTF-8, then a cut sequence */
+	memcpy(pool.ifname, "r\x1b]0;X\x07\xff\xc2", 10);
+	/* valid two-byte, overlong '/', a surrogate */
+	memcpy(bind.ifname, "\xc3\xa9\xc0\xaf\xed\xa0\x80", 8);
+	strcpy(s.avail[DMT_M_NETLINK].reason, "bad \xfe reason");
+	o = json_snapshot(&s);
+	assert_non_null(o);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	/* no raw byte >= 0x80 that is not part of valid UTF-8 survives: it parses */
+	again = json_tokener_parse(text);
+	assert_non_null(again);
+	p = json_object_array_get_idx(json_object_object_get(again, "pools"), 0);
+	b = json_object_array_get_idx(json_object_object_get(again, "bindings"), 0);
+	assert_string_equal(get_str(p, "ifname"), "r\x1b]0;X\x07\xef\xbf\xbd\xef\xbf\xbd");
+	assert_string_equal(get_str(b, "ifname"),
+			    "\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	/* and the escape itself is JSON-escaped, never raw */
+	assert_null(strchr(text, '\x1b'));
+	assert_non_null(strstr(text, "\\u001b"));
+	assert_non_null(strstr(text, "bad \xef\xbf\xbd reason"));
+	json_object_put(again);
+	json_object_put(o);
+}
+
+static void test_table_nulls(void **state)
+{
+	struct dmt_binding_snap bind = { .id = 2, .layout = "gen_pool", .niov_size = 4096,
+					 .total_niovs = 100, .free_niovs = 40, .in_pools = -1,
+					 .held_by_sockets = -1, .occupancy = 0.6,
+					 .out_at_unbind = -1, .out_at_free = -1, .alloc_calls = 7 };
+	struct dmt_snapshot s = { .n_bindings = 1, .bindings = &bind };
+	struct json_object *o, *b, *v;
+
+	s.avail[DMT_M_BIND_OCCUPANCY].available = true;
+	s.avail[DMT_M_BIND_IN_POOLS].available = true;
+	o = json_snapshot(&s);
+	b = json_object_array_get_idx(json_object_object_get(o, "bindings"), 0);
+	assert_true(json_object_object_get_ex(b, "used_bytes", &v));
+	assert_int_equal(json_object_get_int64(v), 60 * 4096);
+	assert_true(json_object_object_get_ex(b, "free_bytes", &v));
+	assert_int_equal(json_object_get_int64(v), 40 * 4096);
+	assert_true(json_object_object_get_ex(b, "niov_size", &v));
+	assert_int_equal(json_object_get_int64(v), 4096);
+	/* in_pools unknown: its bytes too */
+	assert_true(json_object_object_get_ex(b, "in_pools_bytes", &v));
+	assert_null(v);
+	/* provider calls unavailable: the counter is null, not 7 */
+	assert_true(json_object_object_get_ex(b, "alloc_calls", &v));
+	assert_null(v);
+	/* no create event seen */
+	assert_true(json_object_object_get_ex(b, "created_ns", &v));
+	assert_null(v);
+	json_object_put(o);
+
+	/* niov size unknown: no byte figure, the niov counts stay */
+	bind.niov_size = 0;
+	o = json_snapshot(&s);
+	b = json_object_array_get_idx(json_object_object_get(o, "bindings"), 0);
+	assert_true(json_object_object_get_ex(b, "used_bytes", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(b, "free_niovs", &v));
+	assert_int_equal(json_object_get_int64(v), 40);
+	json_object_put(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_utf8),
+		cmocka_unit_test(test_table_nulls),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The metric table (src/metrics.c) checked as a whole, so a new row cannot
+ * silently break an output: names, JSON keys, Prometheus families and
+ * recording tags unique; every row reachable from the outputs that claim
+ * it; Prometheus naming conventions; derived rows not recorded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "expo.h"
+#include "gate_spec.h"
+#include "metrics.h"
+
+static bool ends_with(const char *s, const char *sfx)
+{
+	size_t n = strlen(s), m = strlen(sfx);
+
+	return n >= m && !strcmp(s + n - m, sfx);
+}
+
+static void test_rows(void **state)
+{
+	assert_true(mdef_count > 0);
+	/* the outputs keep fixed room for the table's rows */
+	assert_true(mdef_count <= 64);
+	for (size_t i = 0; i < mdef_count; i++) {
+		const struct mdef *d = &mdefs[i];
+
+		assert_non_null(d->name);
+		assert_int_equal(strncmp(d->name, "binding.", 8), 0);
+		assert_non_null(d->help);
+		assert_true(strlen(d->help) > 10);
+		assert_true(d->avail < DMT_M__COUNT);
+		if (d->repr == MR_DERIVED) {
+			assert_non_null(d->derive);
+			assert_int_equal(d->rec_tag, 0);	/* computed on reading */
+		} else {
+			assert_null(d->derive);
+			assert_true(d->off + sizeof(uint32_t) <= sizeof(struct dmt_binding_snap));
+		}
+		if (d->type == MT_TOTAL)
+			assert_non_null(d->event);
+		for (size_t j = 0; j < i; j++) {
+			const struct mdef *e = &mdefs[j];
+
+			assert_string_not_equal(d->name, e->name);
+			if (d->json && e->json)
+				assert_string_not_equal(d->json, e->json);
+			if (d->prom && e->prom)
+				assert_string_not_equal(d->prom, e->prom);
+			if (d->rec_tag)
+				assert_int_not_equal(d->rec_tag, e->rec_tag);
+		}
+	}
+}
+
+static void test_outputs_reach_rows(void **state)
+{
+	for (size_t i = 0; i < mdef_count; i++) {
+		const struct mdef *d = &mdefs[i];
+
+		if (d->gate) {
+			int id = gm_lookup(d->name);
+
+			assert_true(id >= GM__STATIC);
+			assert_ptr_equal(gm_def(id)->mdef, d);
+			assert_int_equal(gm_def(id)->avail, d->avail);
+		} else {
+			assert_int_equal(gm_lookup(d->name), -1);
+		}
+		if (d->prom) {
+			const struct expo_family *f = expo_family_find(d->prom);
+
+			assert_non_null(f);
+			assert_string_equal(f->type, d->type == MT_COUNTER ? "counter" : "gauge");
+			assert_int_equal(f->gate, d->avail);
+			assert_int_equal(f->scope, EXPO_BINDING);
+			/* Prometheus conventions: counters _total, units in the name */
+			assert_true(ends_with(d->prom, "_total") == (d->type == MT_COUNTER));
+			if (d->unit == MU_BYTES)
+				assert_true(ends_with(d->prom, "_bytes"));
+			if (d->unit == MU_RATIO)
+				assert_true(ends_with(d->prom, "_ratio"));
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_outputs_reach_rows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the object tracker (src/objtrack.c) that report and
+ * gate --from share, on a synthetic recording shaped like the lab's patched
+ * bulk run, where report showed pool 4 twice (alive on "?" and destroyed on
+ * eth0) and the freelist binding as "unknown".
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "gate_eval.h"
+#include "gate_spec.h"
+#include "objtrack.h"
+#include "record.h"
+
+static struct dmt_pool_snap pool_snap(uint64_t addr, uint32_t id, uint64_t holds)
+{
+	struct dmt_pool_snap p;
+
+	memset(&p, 0, sizeof(p));
+	p.addr = addr;
+	p.id = id;
+	p.holds = holds;
+	p.releases = holds;
+	p.queue = -1;
+	p.netlink_inflight = -1;
+	p.destroy_inflight = -1;
+	return p;
+}
+
+static void test_pool_identity(void **state)
+{
+	struct objtrack t = {};
+	struct dmt_pool_snap p;
+	bool created;
+
+	/* netlink sighting (no address), then the BPF side's: one pool */
+	p = pool_snap(0, 4, 0);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 0);
+	assert_true(created);
+	p = pool_snap(0xa000, 4, 100);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 0);
+	assert_false(created);
+	/* another netlink-only pool is another object */
+	p = pool_snap(0, 5, 0);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 1);
+	assert_true(created);
+	/* pool 4's address reused by pool 9: a new object */
+	p = pool_snap(0xa000, 9, 3);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 2);
+	assert_true(created);
+	/* no netlink id: the address, with counters going forward */
+	p = pool_snap(0xc000, 0, 50);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 3);
+	p = pool_snap(0xc000, 0, 60);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 3);
+	assert_false(created);
+	p = pool_snap(0xc000, 0, 10);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 4);
+	assert_true(created);
+	objtrack__fini(&t);
+}
+
+/* The newest sighting keeps what earlier ones knew and it does not. */
+static void test_update_keeps_attributes(void **state)
+{
+	struct dmt_pool_snap last = pool_snap(0xa000, 4, 10), cur = pool_snap(0, 4, 0);
+	struct dmt_binding_snap bl = { .id = 5, .layout = "freelist", .niov_size = 4096,
+				       .total_niovs = 64, .ifindex = 2 };
+	struct dmt_binding_snap bc = { .id = 5, .layout = "unknown", .total_niovs = -1,
+				       .alive = false, .out_at_free = 0 };
+
+	snprintf(last.ifname, sizeof(last.ifname), "eth0");
+	last.ifindex = 2;
+	cur.ifindex = 2;
+	objtrack_pool_update(&last, &cur);
+	assert_string_equal(last.ifname, "eth0");
+	assert_int_equal(last.addr, 0xa000);
+	/* the netlink sighting has no counters: the BPF side's stay */
+	assert_int_equal(last.holds, 10);
+	assert_int_equal(last.releases, 10);
+	objtrack_binding_update(&bl, &bc);
+	assert_string_equal(bl.layout, "freelist");
+	assert_int_equal(bl.niov_size, 4096);
+	assert_int_equal(bl.total_niovs, 64);
+	assert_int_equal(bl.ifindex, 2);
+	assert_false(bl.alive);
+	assert_int_equal(bl.out_at_free, 0);
+}
+
+/* Snapshot k of the lab-like run: see the file comment. */
+static struct dmt_snapshot *lab_snap(int k)
+{
+	struct dmt_snapshot *s = calloc(1, sizeof(*s));
+	struct dmt_pool_snap *p;
+	struct dmt_binding_snap *b;
+
+	s->ts_ns = (k + 1) * 1000000000ULL;
+	s->seq = k + 1;
+	s->mode = DMT_MODE_DEVMEM_TP;
+	for (int m = 0; m < DMT_M__COUNT; m++)
+		s->avail[m].available = true;
+	s->n_pools = 1;
+	s->pools = calloc(1, sizeof(*s->pools));
+	p = &s->pools[0];
+	if (k == 0) {
+		/* listed by netlink before its first event */
+		*p = pool_snap(0, 4, 0);
+		p->ifindex = 2;
+		p->attr_src = DMT_ATTR_NETLINK;
+		p->netlink_listed = true;
+	} else {
+		*p = pool_snap(0xffff8880aa000000ULL, 4, 100 * k);
+		p->ifindex = 2;
+		snprintf(p->ifname, sizeof(p->ifname), "eth0");
+		p->attr_src = DMT_ATTR_NETDEV;
+		p->queue = 0;
+		if (k == 2)
+			p->state = DMT_POOL_DESTROYED;
+	}
+	p->kind = DMT_KIND_DEVMEM;
+	p->binding_id = 5;
+	s->n_bindings = 1;
+	s->bindings = calloc(1, sizeof(*s->bindings));
+	b = &s->bindings[0];
+	b->id = 5;
+	b->ifindex = 2;
+	snprintf(b->ifname, sizeof(b->ifname), "eth0");
+	b->layout = k < 2 ? "freelist" : "unknown";	/* no walk once freed */
+	b->alive = k < 2;
+	b->niov_size = 4096;
+	b->total_niovs = k < 2 ? 64 : -1;
+	b->free_niovs = k < 2 ? 32 : -1;
+	b->in_pools = b->held_by_sockets = b->out_at_unbind = -1;
+	b->out_at_free = k < 2 ? -1 : 0;
+	b->occupancy = -1;
+	b->alloc_niovs = 64 * k;
+	b->alloc_calls = k;
+	return s;
+}
+
+static void test_lab_recording(void **state)
+{
+	char path[] = "/tmp/dmt-objtrack-XXXXXX";
+	struct rec_meta m = { .mode = DMT_MODE_DEVMEM_TP };
+	struct dmt_pool_snap pools[4], pool_first;
+	struct dmt_binding_snap bind_last;
+	struct objtrack pt = {}, bt = {};
+	struct rec_end end = { .n_snapshots = 3 };
+	struct gate_report rep = {};
+	struct gate_spec *spec;
+	struct gate_eval *ev;
+	struct rec_writer *w;
+	struct rec_reader *r;
+	struct rec_item it;
+	const char *y = "thresholds:\n"
+			"  - metric: pool.holds\n"
+			"    expect: [count == 200]\n"
+			"  - metric: binding.leaked_niovs\n"
+			"    expect: [sum == 0]\n";
+	char err[256];
+	int fd = mkstemp(path), ret, n = 0;
+
+	assert_true(fd >= 0);
+	close(fd);
+	for (int i = 0; i < DMT_M__COUNT; i++)
+		m.avail[i].available = true;
+	w = rec_writer__open(path, &m);
+	assert_non_null(w);
+	for (int k = 0; k < 3; k++) {
+		struct dmt_snapshot *s = lab_snap(k);
+
+		assert_int_equal(rec_writer__snapshot(w, s), 0);
+		snapshot__free(s);
+	}
+	assert_int_equal(rec_writer__end(w, &end), 0);
+	assert_int_equal(rec_writer__close(w), 0);
+
+	spec = gate_spec__parse_buf(y, strlen(y), "t", err, sizeof(err));
+	assert_non_null(spec);
+	ev = gate_eval__new(spec);
+	assert_non_null(ev);
+	r = rec_reader__open(path);
+	assert_non_null(r);
+	/* what report does with each snapshot */
+	while ((ret = rec_reader__next(r, &it)) > 0) {
+		bool created;
+		int i;
+
+		if (it.type != REC_SNAPSHOT)
+			continue;
+		assert_int_equal(gate_eval__add(ev, it.snap), 0);
+		i = objtrack__pool(&pt, &it.snap->pools[0], &created);
+		assert_true(i >= 0 && i < 4);
+		if (created)
+			pools[i] = pool_first = it.snap->pools[0];
+		else
+			objtrack_pool_update(&pools[i], &it.snap->pools[0]);
+		i = objtrack__binding(&bt, &it.snap->bindings[0], &created);
+		assert_int_equal(i, 0);
+		if (created)
+			bind_last = it.snap->bindings[0];
+		else
+			objtrack_binding_update(&bind_last, &it.snap->bindings[0]);
+		snapshot__free(it.snap);
+		n++;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(n, 3);
+	/* one pool 4, destroyed, on eth0 */
+	assert_int_equal(pt.n, 1);
+	assert_int_equal(pools[0].id, 4);
+	assert_int_equal(pools[0].state, DMT_POOL_DESTROYED);
+	assert_string_equal(pools[0].ifname, "eth0");
+	assert_int_equal(pools[0].holds - pool_first.holds, 200);
+	/* the freelist binding stays freelist in its last, freed, sighting */
+	assert_string_equal(bind_last.layout, "freelist");
+	assert_false(bind_last.alive);
+	/* gate --from counts the same pool the same way */
+	assert_int_equal(gate_eval__finish(ev, &rep), 0);
+	assert_int_equal(rep.n_results, 2);
+	assert_int_equal(rep.results[0].status, GATE_PASS);
+	assert_true(rep.results[0].observed == 200);
+	assert_int_equal(rep.results[1].status, GATE_PASS);
+	gate_report__fini(&rep);
+	gate_eval__free(ev);
+	gate_spec__free(spec);
+	rec_reader__free(r);
+	objtrack__fini(&pt);
+	objtrack__fini(&bt);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool_identity),
+		cmocka_unit_test(test_update_keeps_attributes),
+		cmocka_unit_test(test_lab_recording),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

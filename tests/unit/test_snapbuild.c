@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the snapshot builder (src/snapbuild.c): synthetic BPF map
+ * values, netlink dumps and walk results in, snapshot out. No kernel.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "snapbuild.h"
+
+static struct dmt_pool map_pool(uint64_t addr, uint32_t id, uint32_t hold, uint32_t release)
+{
+	struct dmt_pool v;
+
+	memset(&v, 0, sizeof(v));
+	v.addr = addr;
+	v.id = id;
+	v.ifindex = 3;
+	v.attr_src = DMT_ATTR_NETDEV;
+	v.queue = 2;
+	v.hold_cnt = hold;
+	v.release_cnt = release;
+	snprintf(v.ifname, sizeof(v.ifname), "eth0");
+	return v;
+}
+
+static struct dmt_snapshot *snap(uint64_t ts_ns)
+{
+	struct dmt_snapshot *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	s->ts_ns = ts_ns;
+	return s;
+}
+
+static void test_pool_from_map(void **state)
+{
+	struct dmt_pool v = map_pool(0xffff1000, 7, 1000, 900);
+	struct dmt_pool_snap p;
+
+	/* first seen at hold 400 / release 350: only what happened since counts */
+	v.hold_base = 400;
+	v.release_base = 350;
+	v.flags = DMT_POOL_SAW_NIOV | DMT_POOL_DEVMEM;
+	v.mp_priv = 0xffff2000;
+	v.binding_id = 5;
+	snapbuild_pool(&v, &p);
+	assert_int_equal(p.holds, 600);
+	assert_int_equal(p.releases, 550);
+	assert_int_equal(p.holds_niov, 600);
+	assert_int_equal(p.holds_page, 0);
+	assert_int_equal(p.inflight, 100);
+	assert_int_equal(p.kind, DMT_KIND_DEVMEM);
+	assert_int_equal(p.queue, 2);
+	assert_int_equal(p.state, DMT_POOL_ALIVE);
+	assert_int_equal(p.netlink_inflight, -1);
+	assert_int_equal(p.destroy_inflight, -1);
+	assert_string_equal(p.ifname, "eth0");
+
+	/* the u32 kernel counters wrap: differences stay exact */
+	v = map_pool(0xffff1000, 7, 5, 0xfffffff0u);
+	v.hold_base = 0xfffffff0u;
+	v.release_base = 0xffffffe0u;
+	snapbuild_pool(&v, &p);
+	assert_int_equal(p.holds, 21);
+	assert_int_equal(p.releases, 16);
+	assert_int_equal(p.inflight, 21);
+	assert_int_equal(p.holds_page, 21);
+	assert_int_equal(p.kind, DMT_KIND_PAGES);
+
+	/* an unknown provider, an interface from the napi: no queue */
+	v = map_pool(0xffff1000, 7, 1, 1);
+	v.mp_priv = 0x1234;
+	v.attr_src = DMT_ATTR_NAPI;
+	snapbuild_pool(&v, &p);
+	assert_int_equal(p.kind, DMT_KIND_OTHER);
+	assert_int_equal(p.queue, -1);
+}
+
+static void test_pool_zombie_destroyed(void **state)
+{
+	struct dmt_pool v = map_pool(0xffff1000, 7, 1000, 990);
+	struct dmt_pool_snap p;
+
+	v.flags = DMT_POOL_RELEASED;
+	v.release_inflight = 12;
+	v.release_calls = 3;
+	snapbuild_pool(&v, &p);
+	assert_int_equal(p.state, DMT_POOL_ZOMBIE);
+	assert_int_equal(p.inflight, 12);
+	assert_int_equal(p.destroy_inflight, 12);
+	assert_int_equal(p.destroy_retries, 3);
+
+	v.flags |= DMT_POOL_GONE;
+	v.release_inflight = 0;
+	snapbuild_pool(&v, &p);
+	assert_int_equal(p.state, DMT_POOL_DESTROYED);
+	assert_int_equal(p.inflight, 0);
+	assert_int_equal(p.destroy_inflight, 0);
+}
+
+static void test_slot_release(void **state)
+{
+	struct dmt_pool slot = map_pool(0xa000, 7, 10, 10);
+
+	slot.flags = DMT_POOL_RELEASED | DMT_POOL_GONE;
+	snapbuild_slot_release(&slot, 0xa000);
+	assert_int_equal(slot.addr, 0);
+	assert_int_equal(slot.flags, 0);
+	assert_int_equal(slot.hold_cnt, 0);
+	assert_int_equal(slot.id, 0);
+
+	/* a new pool claimed the slot after we read it: not ours to clear */
+	slot = map_pool(0xb000, 1031, 5, 1);
+	snapbuild_slot_release(&slot, 0xa000);
+	assert_int_equal(slot.addr, 0xb000);
+	assert_int_equal(slot.id, 1031);
+	assert_int_equal(slot.hold_cnt, 5);
+}
+
+static void test_add_pool_grows(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	size_t cap = 0;
+
+	for (uint32_t i = 0; i < 200; i++) {
+		struct dmt_pool v = map_pool(0x1000 + i, i + 1, i, 0);
+
+		assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+	}
+	assert_int_equal(s->n_pools, 200);
+	assert_true(cap >= 200);
+	assert_int_equal(s->pools[199].id, 200);
+	assert_int_equal(s->pools[199].holds, 199);
+	snapshot__free(s);
+}
+
+static void test_netlink_merge(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_pool v;
+	size_t cap = 0;
+	struct nl_pool_info nl[] = {
+		/* the BPF side has pool 7 with its netdev: netlink enriches it */
+		{ .id = 7, .ifindex = 9, .napi_id = 8193, .inflight = 64, .dmabuf = 0 },
+		/* pool 8 had no event yet: added from netlink alone */
+		{ .id = 8, .ifindex = 4, .napi_id = 0, .inflight = 3, .dmabuf = 5 },
+		/* pool 9: attributed by nothing on the BPF side */
+		{ .id = 9, .ifindex = 6, .inflight = 0 },
+		/* pool 10 was destroyed in this snapshot; the kernel still lists it */
+		{ .id = 10, .ifindex = 2, .inflight = 1, .detach_time = 77 },
+	};
+
+	v = map_pool(0xa000, 7, 100, 36);
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+	v = map_pool(0xb000, 9, 1, 1);
+	v.attr_src = DMT_ATTR_NONE;
+	v.ifindex = 0;
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+	v = map_pool(0xc000, 10, 1, 1);
+	v.flags = DMT_POOL_RELEASED | DMT_POOL_GONE;
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+
+	assert_int_equal(snapbuild_merge_netlink(s, nl, 4), 0);
+	assert_int_equal(s->n_pools, 4);
+
+	/* pool 7: the BPF netdev wins over netlink's ifindex */
+	assert_true(s->pools[0].netlink_listed);
+	assert_int_equal(s->pools[0].netlink_inflight, 64);
+	assert_int_equal(s->pools[0].ifindex, 3);
+	assert_int_equal(s->pools[0].attr_src, DMT_ATTR_NETDEV);
+	assert_int_equal(s->pools[0].napi_id, 8193);
+	/* pool 9: netlink gives the interface */
+	assert_int_equal(s->pools[1].ifindex, 6);
+	assert_int_equal(s->pools[1].attr_src, DMT_ATTR_NETLINK);
+	/* destroyed pool 10 untouched, and not listed a second time as alive */
+	assert_false(s->pools[2].netlink_listed);
+	assert_int_equal(s->pools[2].state, DMT_POOL_DESTROYED);
+	/* pool 8 added, a devmem pool of binding 5, ifindex from netlink */
+	assert_int_equal(s->pools[3].id, 8);
+	assert_int_equal(s->pools[3].addr, 0);
+	assert_int_equal(s->pools[3].kind, DMT_KIND_DEVMEM);
+	assert_int_equal(s->pools[3].binding_id, 5);
+	assert_int_equal(s->pools[3].ifindex, 4);
+	assert_int_equal(s->pools[3].attr_src, DMT_ATTR_NETLINK);
+	assert_int_equal(s->pools[3].inflight, 3);
+	assert_int_equal(s->pools[3].queue, -1);
+	assert_int_equal(s->pools[3].destroy_inflight, -1);
+	assert_int_equal(s->pools[3].state, DMT_POOL_ALIVE);
+	snapshot__free(s);
+
+	/* listed only by netlink, with a detach time: a zombie */
+	s = snap(2);
+	nl[3].id = 11;
+	assert_int_equal(snapbuild_merge_netlink(s, &nl[3], 1), 0);
+	assert_int_equal(s->n_pools, 1);
+	assert_int_equal(s->pools[0].state, DMT_POOL_ZOMBIE);
+	snapshot__free(s);
+}
+
+static struct dmt_binding map_binding(uint32_t id, uint64_t addr)
+{
+	struct dmt_binding v;
+
+	memset(&v, 0, sizeof(v));
+	v.id = id;
+	v.addr = addr;
+	v.ifindex = 3;
+	v.niov_size = 4096;
+	v.dmabuf_size = 1 << 26;
+	v.free_niovs_tp = -1;
+	v.out_at_unbind = -1;
+	v.out_at_free = -1;
+	return v;
+}
+
+static void test_binding_from_map(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_binding v = map_binding(5, 0xbb00);
+	struct dmt_binding_snap *b;
+
+	v.flags = DMT_BIND_FREELIST | DMT_BIND_UNBOUND;
+	v.total_niovs = 16384;
+	v.free_niovs_tp = 100;
+	v.alloc_calls = 4;
+	v.alloc_niovs = 256;
+	v.alloc_lat.slots[10] = 4;
+	v.alloc_lat.count = 4;
+	b = snapbuild_add_binding(s, &v);
+	assert_non_null(b);
+	assert_string_equal(b->layout, "freelist");
+	assert_true(b->unbound);
+	assert_true(b->alive);
+	assert_int_equal(b->total_niovs, 16384);
+	assert_int_equal(b->free_niovs, 100);
+	assert_int_equal(b->in_pools, -1);
+	assert_int_equal(b->held_by_sockets, -1);
+	assert_int_equal(b->alloc_lat_ns.slots[10], 4);
+	snapbuild_finish_binding(b, false);
+	assert_int_equal(b->in_pools, -1);
+	assert_true(b->occupancy > 0.9938 && b->occupancy < 0.9940);
+
+	/* unknown free count: occupancy stays unknown */
+	v = map_binding(6, 0xcc00);
+	v.flags = DMT_BIND_FREED;
+	b = snapbuild_add_binding(s, &v);
+	assert_false(b->alive);
+	assert_string_equal(b->layout, "unknown");
+	assert_int_equal(b->total_niovs, -1);
+	snapbuild_finish_binding(b, true);
+	assert_int_equal(b->in_pools, 0);
+	assert_true(b->occupancy < 0);
+	snapshot__free(s);
+}
+
+static void test_link_pools(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct snapbuild_addrs addrs = {};
+	struct dmt_binding v = map_binding(5, 0);
+	struct dmt_pool p;
+	size_t cap = 0;
+
+	assert_non_null(snapbuild_add_binding(s, &v));
+	assert_int_equal(snapbuild_addr_set(&addrs, 0, 0), 0);
+	/* two live pools and a destroyed one of binding 5, one pool of binding 6 */
+	for (int i = 0; i < 4; i++) {
+		p = map_pool(0xa000 + i, 20 + i, 100, 100 - 10 * (i + 1));
+		p.flags = DMT_POOL_DEVMEM | DMT_POOL_SAW_NIOV;
+		p.mp_priv = i == 3 ? 0xb600 : 0xb500;
+		p.binding_id = i == 3 ? 6 : 5;
+		if (i == 2)
+			p.flags |= DMT_POOL_RELEASED | DMT_POOL_GONE;
+		assert_int_equal(snapbuild_add_pool(s, &cap, &p), 0);
+	}
+	/* a page pool is no binding's */
+	p = map_pool(0xf000, 40, 5, 0);
+	assert_int_equal(snapbuild_add_pool(s, &cap, &p), 0);
+
+	assert_int_equal(snapbuild_link_pools(s, &addrs), 0);
+	assert_int_equal(s->n_bindings, 2);
+	assert_int_equal(s->bindings[0].pools, 2);
+	assert_int_equal(s->bindings[0].in_pools, 10 + 20);
+	assert_string_equal(s->bindings[0].ifname, "eth0");
+	assert_int_equal(addrs.v[0], 0xb500);
+	/* binding 6 nobody saw created: added from its pool */
+	assert_int_equal(s->bindings[1].id, 6);
+	assert_int_equal(s->bindings[1].pools, 1);
+	assert_int_equal(s->bindings[1].in_pools, 40);
+	assert_int_equal(s->bindings[1].ifindex, 3);
+	assert_int_equal(addrs.v[1], 0xb600);
+	free(addrs.v);
+	snapshot__free(s);
+}
+
+static void test_walk_precedence(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_walk w = { .total_niovs = 16384, .free_niovs = 16000, .dmabuf_size = 1 << 26,
+			      .niov_size = 4096, .layout = 1, .ifindex = 8, .id = 5 };
+	struct dmt_binding v = map_binding(5, 0xbb00);
+	struct dmt_binding_snap *b;
+
+	/* devmem tracepoints: their exact free count wins over the walk */
+	v.total_niovs = 16384;
+	v.free_niovs_tp = 15000;
+	v.niov_size = 0;
+	v.dmabuf_size = 0;
+	v.ifindex = 0;
+	b = snapbuild_add_binding(s, &v);
+	snapbuild_apply_walk(b, &w, DMT_MODE_DEVMEM_TP);
+	assert_int_equal(b->free_niovs, 15000);
+	assert_string_equal(b->layout, "gen_pool");
+	assert_int_equal(b->niov_size, 4096);
+	assert_int_equal(b->dmabuf_size, 1 << 26);
+	assert_int_equal(b->ifindex, 8);
+
+	/* fentry mode: the walk is "now", it wins */
+	snapbuild_apply_walk(b, &w, DMT_MODE_FENTRY);
+	assert_int_equal(b->free_niovs, 16000);
+
+	/* tracepoints, but no free count yet: the walk fills it */
+	v = map_binding(6, 0xcc00);
+	b = snapbuild_add_binding(s, &v);
+	w.layout = 2;
+	snapbuild_apply_walk(b, &w, DMT_MODE_DEVMEM_TP);
+	assert_int_equal(b->free_niovs, 16000);
+	assert_int_equal(b->total_niovs, 16384);
+	assert_string_equal(b->layout, "freelist");
+	/* what the map had stays */
+	assert_int_equal(b->ifindex, 3);
+	snapbuild_finish_binding(b, true);
+	assert_true(b->occupancy > 0.0234 && b->occupancy < 0.0235);
+	snapshot__free(s);
+}
+
+static void test_binding_memory(void **state)
+{
+	struct binding_memory *bm = binding_memory__new();
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_binding v = map_binding(5, 0xbb00);
+	struct dmt_walk w = { .layout = 2, .id = 5, .total_niovs = 10, .free_niovs = 5 };
+
+	/* alive: the walk says freelist */
+	snapbuild_apply_walk(snapbuild_add_binding(s, &v), &w, DMT_MODE_DEVMEM_TP);
+	assert_int_equal(binding_memory__apply(bm, s), 0);
+	assert_string_equal(s->bindings[0].layout, "freelist");
+	snapshot__free(s);
+
+	/* freed: no walk any more, the layout is still known */
+	s = snap(2);
+	v.flags = DMT_BIND_FREED;
+	snapbuild_add_binding(s, &v);
+	assert_string_equal(s->bindings[0].layout, "unknown");
+	assert_int_equal(binding_memory__apply(bm, s), 0);
+	assert_string_equal(s->bindings[0].layout, "freelist");
+	snapshot__free(s);
+
+	/* and forgotten once reported freed */
+	s = snap(3);
+	v.flags = 0;
+	snapbuild_add_binding(s, &v);
+	assert_int_equal(binding_memory__apply(bm, s), 0);
+	assert_string_equal(s->bindings[0].layout, "unknown");
+	snapshot__free(s);
+	binding_memory__free(bm);
+}
+
+/* One pool per snapshot at 0xa000: (id, holds, releases), 1 s apart. */
+static struct dmt_snapshot *rate_snap(uint64_t t, uint32_t id, uint32_t holds, uint32_t rel)
+{
+	struct dmt_snapshot *s = snap(t * 1000000000ULL);
+	struct dmt_pool v = map_pool(0xa000, id, holds, rel);
+	size_t cap = 0;
+
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+	return s;
+}
+
+static void test_rates(void **state)
+{
+	struct rate_tracker *rt = rate_tracker__new();
+	struct dmt_snapshot *s;
+
+	assert_non_null(rt);
+	s = rate_snap(1, 7, 1000, 900);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 0);	/* first sight: no rate */
+	snapshot__free(s);
+
+	s = rate_snap(3, 7, 3000, 2900);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 1000);
+	assert_true(s->pools[0].release_rate == 1000);
+	snapshot__free(s);
+	rate_tracker__free(rt);
+}
+
+/*
+ * Issue 13 item 2: a new pool on a destroyed pool's kernel address. Rates
+ * matched by address alone subtracted the old pool's larger counters from
+ * the new pool's and wrapped to ~9.2e18/s.
+ */
+static void test_rates_address_reuse(void **state)
+{
+	struct rate_tracker *rt = rate_tracker__new();
+	struct dmt_snapshot *s;
+
+	s = rate_snap(1, 7, 50000, 49000);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	snapshot__free(s);
+
+	/* same address, new netlink id, fewer holds */
+	s = rate_snap(2, 8, 10, 5);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 0);
+	assert_true(s->pools[0].release_rate == 0);
+	snapshot__free(s);
+
+	/* the new pool then gets rates of its own */
+	s = rate_snap(3, 8, 110, 55);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 100);
+	assert_true(s->pools[0].release_rate == 50);
+	snapshot__free(s);
+
+	/* same address and id (unlisted pools have id 0), counters went back */
+	s = rate_snap(4, 8, 20, 56);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 0);
+	assert_true(s->pools[0].release_rate == 0);
+	snapshot__free(s);
+	s = rate_snap(5, 8, 30, 60);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 10);
+	assert_true(s->pools[0].release_rate >= 0 && s->pools[0].release_rate < 1e6);
+	snapshot__free(s);
+	rate_tracker__free(rt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool_from_map),
+		cmocka_unit_test(test_pool_zombie_destroyed),
+		cmocka_unit_test(test_slot_release),
+		cmocka_unit_test(test_add_pool_grows),
+		cmocka_unit_test(test_netlink_merge),
+		cmocka_unit_test(test_binding_from_map),
+		cmocka_unit_test(test_binding_memory),
+		cmocka_unit_test(test_link_pools),
+		cmocka_unit_test(test_walk_precedence),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_rates_address_reuse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
