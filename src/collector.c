@@ -1080,21 +1080,20 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 	const struct tok_binding_held *h;
 
 	b->held_tokens = b->held_by_sockets = -1;
-	b->held_why = NULL;
+	b->held_why = DMT_HELD_NO_REASON;
 	if (!tokens_tracked(c))
 		return;	/* the availability says why */
 	if (!v || !(v->flags & DMT_BIND_SEEN_CREATE)) {
-		b->held_why = "binding created before devmemtop attached: earlier tokens unseen";
+		b->held_why = DMT_HELD_ATTACHED_LATE;
 		return;
 	}
 	if (v->tok_lost) {
-		b->held_why = "token map full: some tokens were not tracked";
+		b->held_why = DMT_HELD_MAP_FULL;
 		return;
 	}
 	if (c->tok_fallback && (c->tok_stats.dontneed_mismatch || c->tok_stats.no_socket)) {
-		b->held_why = c->tok_stats.no_socket ?
-			"fallback: a token cmsg was written outside tcp_recvmsg" :
-			"fallback: a DONTNEED freed other tokens than the ranges named";
+		b->held_why = c->tok_stats.no_socket ? DMT_HELD_NO_SOCKET :
+			      DMT_HELD_DONTNEED_MISMATCH;
 		return;
 	}
 	h = tok_agg__binding(&c->tok_agg, b->id);

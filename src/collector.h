@@ -49,6 +49,15 @@ enum dmt_metric {
 	DMT_M__COUNT,
 };
 
+/* Why a binding's held tokens are unknown although the hooks are there. */
+enum dmt_held_why {
+	DMT_HELD_NO_REASON = 0,		/* known, or the metric is unavailable */
+	DMT_HELD_ATTACHED_LATE,		/* binding created before the tool attached */
+	DMT_HELD_MAP_FULL,		/* the token map was full: tokens untracked */
+	DMT_HELD_NO_SOCKET,		/* fallback: a token cmsg outside tcp_recvmsg */
+	DMT_HELD_DONTNEED_MISMATCH,	/* fallback: DONTNEED freed other tokens */
+};
+
 struct dmt_availability {
 	bool available;
 	char source[64];	/* e.g. "tp_btf/page_pool_state_hold" */
@@ -123,7 +132,7 @@ struct dmt_binding_snap {
 	int64_t in_pools;		/* sum of its pools' inflight, -1 unknown */
 	int64_t held_by_sockets;	/* niovs behind held tokens, -1 unknown */
 	int64_t held_tokens;		/* frag tokens user space holds, -1 unknown */
-	const char *held_why;		/* why both are unknown, NULL when known */
+	uint32_t held_why;		/* enum dmt_held_why: why both are unknown */
 	double occupancy;		/* (total - free) / total, -1 unknown */
 	uint32_t pools;			/* page pools using it */
 
@@ -224,6 +233,8 @@ void snapshot__free(struct dmt_snapshot *s);
 struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 
 const char *dmt_metric_name(enum dmt_metric m);
+/* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
+const char *dmt_held_why_text(uint32_t why);
 const char *dmt_mode_name(enum dmt_attach_mode m);
 const char *dmt_kind_name(enum dmt_pool_kind k);
 const char *dmt_pool_state_name(enum dmt_pool_state s);

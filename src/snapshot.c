@@ -73,6 +73,20 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
 };
 
+const char *dmt_held_why_text(uint32_t why)
+{
+	static const char *const text[] = {
+		[DMT_HELD_ATTACHED_LATE] = "binding created before devmemtop attached: "
+					   "earlier tokens unseen",
+		[DMT_HELD_MAP_FULL] = "token map full: some tokens were not tracked",
+		[DMT_HELD_NO_SOCKET] = "fallback: a token cmsg was written outside tcp_recvmsg",
+		[DMT_HELD_DONTNEED_MISMATCH] = "fallback: a DONTNEED freed other tokens than "
+					       "the ranges named",
+	};
+
+	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";
+}
+
 const char *dmt_metric_name(enum dmt_metric m)
 {
 	return m < DMT_M__COUNT ? metric_names[m] : "unknown";
