@@ -134,6 +134,16 @@ def token_identities(c, d, scenario, devmemtop):
                     bool(after) and after[-1][1]["held_by_sockets"] == 0 and
                     not [h for h in (after[-1][0].get("holders") or [])],
                     "%d snapshots after the close" % len(after))
+    if scenario == "leak":
+        top = _lines(os.path.join(d, "devmemtop-top.txt"))
+        rows = [ln for ln in top if ln.split()[:2] == [str(rx["pid"]), "devmem-traffic"]]
+        full = [ln for ln in rows if ln.split()[3] == str(rx["tokens_leaked"])]
+        c.check(pre + " live view: the holders panel shows the traffic tool holding every token",
+                bool(full), "%d frames, %d holder rows, e.g. %s" %
+                (sum(1 for ln in top if ln.startswith("HOLDERS:")), len(rows),
+                 full[-1] if full else rows[-1] if rows else None),
+                "no row '%d devmem-traffic ... %d tokens' in devmemtop-top.txt" %
+                (rx["pid"], rx["tokens_leaked"]))
     if scenario == "bulk":
         fe = [x for x in map(_try_json, _lines(os.path.join(d, "devmemtop-fentry.json"))) if x]
         fe = [(s, _binding(s, bid)) for s in fe if _binding(s, bid)]

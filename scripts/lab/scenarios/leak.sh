@@ -12,6 +12,14 @@
 D=${1:?usage: leak.sh OUTDIR}
 mkdir -p $D
 
+# issue 11: the live view (batch mode) through the run: its holders panel
+TOP=
+if [ -x /lab/bin/devmemtop ]; then
+	devmemtop -b -i 250ms >$D/devmemtop-top.txt 2>$D/devmemtop-top.log &
+	TOP=$!
+	# attached (a first frame printed) before the binding exists
+	for i in $(seq 100); do [ -s $D/devmemtop-top.txt ] && break; sleep 0.1; done
+fi
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect 8M --leak --unbind-first --idle-timeout 10000 \
 	>$D/rx.json 2>$D/rx.log &
@@ -23,4 +31,5 @@ echo $? >$D/tx.rc
 wait $RX
 echo $? >$D/rx.rc
 lab_wait_pool_gone $D/rx.json $D
+[ -z "$TOP" ] || { kill -INT $TOP; wait $TOP; }
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ]
