@@ -1087,7 +1087,11 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 		b->held_why = DMT_HELD_ATTACHED_LATE;
 		return;
 	}
-	if (v->tok_lost) {
+	/*
+	 * The fallback forgets a destroyed socket's tokens only through its
+	 * holder entry: a socket the holder map had no room for keeps them.
+	 */
+	if (v->tok_lost || (c->tok_fallback && c->tok_stats.holders_full)) {
 		b->held_why = DMT_HELD_MAP_FULL;
 		return;
 	}

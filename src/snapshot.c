@@ -78,7 +78,7 @@ const char *dmt_held_why_text(uint32_t why)
 	static const char *const text[] = {
 		[DMT_HELD_ATTACHED_LATE] = "binding created before devmemtop attached: "
 					   "earlier tokens unseen",
-		[DMT_HELD_MAP_FULL] = "token map full: some tokens were not tracked",
+		[DMT_HELD_MAP_FULL] = "token or holder map full: some tokens were not tracked",
 		[DMT_HELD_NO_SOCKET] = "fallback: a token cmsg was written outside tcp_recvmsg",
 		[DMT_HELD_DONTNEED_MISMATCH] = "fallback: a DONTNEED freed other tokens than "
 					       "the ranges named",
