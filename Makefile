@@ -19,10 +19,17 @@ PKGS		:= libbpf libelf zlib libnl-genl-3.0 json-c ncursesw libmicrohttpd yaml-0.
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
+# CFLAGS/LDFLAGS/LDLIBS are the user's (make CFLAGS=... replaces them);
+# what the build needs lives in DMT_* so a command-line CFLAGS keeps it.
 CFLAGS		?= -O2 -g
-CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+DMT_CFLAGS	:= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 		   -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Isrc $(PKG_CFLAGS)
-LDLIBS		+= $(PKG_LIBS) -lm -lpthread
+DMT_LDLIBS	:= $(PKG_LIBS) -lm -lpthread
+
+# make asan: the binary, unit tests and fuzz targets with ASan+UBSan, in build-asan/.
+ASAN_OUTPUT	:= build-asan
+ASAN_FLAGS	:= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+		   -fno-sanitize-recover=undefined
 
 BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
 		   -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
@@ -47,6 +54,7 @@ TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all clean install uninstall check check-all test run unit-tests integration-tests vmtest \
+	asan asan-unit-tests \
 	test-assets bench-assets \
 	bench fuzz deps
 
@@ -65,15 +73,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 $(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h) bpf/devmemtop.h $(SKELS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/devmemtop: $(OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $^ $(DMT_LDLIBS) $(LDLIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(DMT_LDLIBS) $(LDLIBS) -lcmocka -o $@
 
 # BPF objects used by the tests only (no skeleton).
 $(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
@@ -91,7 +99,7 @@ $(OUTPUT)/bench/empty.bpf.o: bench/empty.bpf.c | $(OUTPUT)/bench
 
 $(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< $(DMT_LDLIBS) $(LDLIBS) -o $@
 
 bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
 
@@ -101,6 +109,19 @@ bench: all bench-assets
 
 unit-tests: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
+
+# Everything built again with ASan+UBSan in $(ASAN_OUTPUT)/ (make CFLAGS=... keeps
+# the project's flags, see DMT_CFLAGS); any sanitizer report fails.
+asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ASAN_OUTPUT) CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" \
+		$(ASAN_OUTPUT)/devmemtop $(patsubst $(OUTPUT)/%,$(ASAN_OUTPUT)/%,$(TEST_BINS))
+	$(Q)OUT=$(CURDIR)/$(ASAN_OUTPUT)/fuzz tests/fuzz/build.sh >/dev/null
+
+asan-unit-tests: asan
+	$(Q)ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		tests/run-unit.sh $(patsubst $(OUTPUT)/%,$(ASAN_OUTPUT)/%,$(TEST_BINS))
 
 integration-tests: all test-assets
 	$(Q)tests/run-integration.sh
@@ -119,7 +140,7 @@ check test:
 	$(Q)scripts/install-deps.sh --lab
 	$(Q)$(MAKE) --no-print-directory check-all
 
-check-all: all unit-tests integration-tests vmtest
+check-all: all unit-tests asan-unit-tests integration-tests vmtest
 
 deps:
 	$(Q)scripts/install-deps.sh --lab
@@ -136,7 +157,7 @@ uninstall:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(ASAN_OUTPUT)
 
 .DELETE_ON_ERROR:
 .SECONDARY:

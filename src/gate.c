@@ -18,6 +18,7 @@
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
+#include "textsafe.h"
 #include "util.h"
 
 #define EXIT_GATE_ERROR	2
@@ -187,14 +188,15 @@ static void gate_error(const struct gate_args *a, const char *name, const char *
 
 static void gate_error(const struct gate_args *a, const char *name, const char *fmt, ...)
 {
-	char msg[1600];
+	char msg[1600], esc[2048];
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "devmemtop gate: %s\n", msg);
+	/* may quote the spec, the recording or its kernel string: escaped */
+	fprintf(stderr, "devmemtop gate: %s\n", textsafe_str(esc, sizeof(esc), msg));
 	err = gate_write_error(a->junit, a->json, name, msg);
 	if (err)
 		fprintf(stderr, "devmemtop gate: cannot write the error to --junit/--json: %s\n",
@@ -437,7 +439,7 @@ int cmd_gate(int argc, char **argv)
 		ret = EXIT_GATE_ERROR;
 	}
 	if (rep.error[0])
-		fprintf(stderr, "devmemtop gate: %s\n", rep.error);
+		fprintf(stderr, "devmemtop gate: %s\n", textsafe_str(err, sizeof(err), rep.error));
 	gate_report__fini(&rep);
 free_eval:
 	gate_eval__free(ev);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "gate_eval.h"
+#include "textsafe.h"
 #include "util.h"
 
 union accum {
@@ -654,8 +655,11 @@ static void fmt_observed(char *buf, size_t len, const struct gate_result *r)
 
 void gate_report__print(const struct gate_report *rep, FILE *f)
 {
-	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n", rep->spec->name,
-		rep->source[0] ? rep->source : "live", rep->duration_s,
+	/* spec, recording and kernel text: escaped (textsafe.h) */
+	char a[2048], b[2048], c[1024], d[1024];
+
+	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n", textsafe_str(a, sizeof(a), rep->spec->name),
+		textsafe_str(b, sizeof(b), rep->source[0] ? rep->source : "live"), rep->duration_s,
 		(unsigned long long)rep->n_snapshots);
 	fprintf(f, "%-30s %-28s %-16s %-14s %s\n", "METRIC", "SELECTOR", "THRESHOLD",
 		"OBSERVED", "RESULT");
@@ -665,14 +669,15 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 
 		fmt_observed(obs, sizeof(obs), r);
 		fprintf(f, "%-30s %-28s %-16s %-14s %s%s%s\n", gm_def(r->chk->metric)->name,
-			r->chk->sel_str, r->th->expr, obs, gate_status_name(r->status),
-			r->note[0] ? "  " : "", r->note);
+			textsafe_str(a, sizeof(a), r->chk->sel_str),
+			textsafe_str(b, sizeof(b), r->th->expr), obs, gate_status_name(r->status),
+			r->note[0] ? "  " : "", textsafe_str(c, sizeof(c), r->note));
 	}
 	if (rep->ringbuf_drops)
 		fprintf(f, "warning: %llu events lost (ring buffer full) during the run\n",
 			(unsigned long long)rep->ringbuf_drops);
 	if (rep->error[0])
-		fprintf(f, "error: %s\n", rep->error);
+		fprintf(f, "error: %s\n", textsafe_str(d, sizeof(d), rep->error));
 	fprintf(f, "%d passed, %d failed, %d errors, %d skipped: %s\n", rep->n_pass, rep->n_fail,
 		rep->n_error, rep->n_skip,
 		gate_report__exit_code(rep) == 0 ? "PASS" :

@@ -20,6 +20,7 @@
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
+#include "textsafe.h"
 #include "util.h"
 
 #define EXIT_REC_ERROR	2
@@ -381,6 +382,7 @@ static void print_tables(const struct report *r)
 		const struct pool_track *t = &r->pools[i];
 		struct hist_batch h = t->last.refill;
 		uint64_t holds = t->last.holds, rel = t->last.releases, q50 = 0, q99 = 0;
+		char ifc[80];
 
 		if (t->in_first) {
 			holds -= t->first.holds;
@@ -390,8 +392,10 @@ static void print_tables(const struct report *r)
 		}
 		hist_batch_quantile(&h, 0.5, &q50);
 		hist_batch_quantile(&h, 0.99, &q99);
-		printf("  %-6u %-16s %-8s %-9s %12llu %12llu %10lld %8llu %6llu %6llu %6llu\n",
-		       t->last.id, t->last.ifname[0] ? t->last.ifname : "?",
+		/* names come from the file (and the kernel before it): escaped */
+		textsafe_col(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?", 16);
+		printf("  %-6u %s %-8s %-9s %12llu %12llu %10lld %8llu %6llu %6llu %6llu\n",
+		       t->last.id, ifc,
 		       dmt_kind_name(t->last.kind), dmt_pool_state_name(t->last.state),
 		       (unsigned long long)holds, (unsigned long long)rel,
 		       (long long)t->last.inflight, (unsigned long long)h.count,
@@ -406,7 +410,7 @@ static void print_tables(const struct report *r)
 		const struct bind_track *t = &r->binds[i];
 		uint64_t allocs = t->last.alloc_niovs - (t->in_first ? t->first.alloc_niovs : 0);
 		uint64_t fails = t->last.alloc_fail - (t->in_first ? t->first.alloc_fail : 0);
-		char occ[16] = "?", unb[24] = "-", leak[24] = "-";
+		char occ[16] = "?", unb[24] = "-", leak[24] = "-", ifc[80];
 
 		if (t->last.occupancy >= 0)
 			snprintf(occ, sizeof(occ), "%.1f", t->last.occupancy * 100);
@@ -414,8 +418,9 @@ static void print_tables(const struct report *r)
 			snprintf(unb, sizeof(unb), "%lld", (long long)t->last.out_at_unbind);
 		if (t->last.out_at_free >= 0)
 			snprintf(leak, sizeof(leak), "%lld", (long long)t->last.out_at_free);
-		printf("  %-6u %-16s %-9s %10lld %8s %10llu %8llu %10s %10s\n", t->last.id,
-		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout,
+		textsafe_col(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?", 16);
+		printf("  %-6u %s %-9s %10lld %8s %10llu %8llu %10s %10s\n", t->last.id,
+		       ifc, t->last.layout,
 		       (long long)t->last.total_niovs, occ, (unsigned long long)allocs,
 		       (unsigned long long)fails, unb, leak);
 	}
@@ -424,18 +429,21 @@ static void print_tables(const struct report *r)
 	for (size_t i = 0; i < r->n_pools; i++) {
 		const struct pool_track *t = &r->pools[i];
 		struct hist_batch h = t->last.refill;
+		char ifc[80];
 
 		if (t->in_first && hist_batch_sub(&h, &t->last.refill, &t->first.refill))
 			h = t->last.refill;
 		if (!h.count)
 			continue;
-		printf("  pool %u (%s):\n", t->last.id, t->last.ifname[0] ? t->last.ifname : "?");
+		printf("  pool %u (%s):\n", t->last.id,
+		       textsafe_str(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?"));
 		print_batch(&h);
 	}
 	for (size_t i = 0; i < r->n_binds; i++) {
 		const struct bind_track *t = &r->binds[i];
 		struct hist_log2 a = t->last.alloc_lat_ns, n = t->last.alloc_lat_niov_ns,
 				 f = t->last.free_lat_ns;
+		char ifc[80];
 
 		if (t->in_first) {
 			if (hist_log2_sub(&a, &t->last.alloc_lat_ns, &t->first.alloc_lat_ns))
@@ -447,7 +455,7 @@ static void print_tables(const struct report *r)
 		}
 		if (!a.count && !n.count && !f.count)
 			continue;
-		printf("  binding %u (%s):\n", t->last.id, t->last.ifname);
+		printf("  binding %u (%s):\n", t->last.id, textsafe_str(ifc, sizeof(ifc), t->last.ifname));
 		print_log2("alloc latency", &a);
 		print_log2("alloc latency per niov", &n);
 		print_log2("free latency", &f);
@@ -457,26 +465,29 @@ static void print_tables(const struct report *r)
 static void print_meta(const char *path, const struct rec_meta *m)
 {
 	time_t t = m->start_wall_ns / 1000000000ULL;
-	char when[64] = "?";
+	char when[64] = "?", a[4096], b[512], c[512];
 	struct tm tm;
 
+	/* every string here comes from the file: escaped (textsafe.h) */
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	printf("recording %s\n", path);
-	printf("  written by devmemtop %s on %s, kernel %s\n", m->version,
-	       m->host[0] ? m->host : "?", m->kernel);
+	printf("recording %s\n", textsafe_str(a, sizeof(a), path));
+	printf("  written by devmemtop %s on %s, kernel %s\n", textsafe_str(a, sizeof(a), m->version),
+	       textsafe_str(b, sizeof(b), m->host[0] ? m->host : "?"),
+	       textsafe_str(c, sizeof(c), m->kernel));
 	printf("  started %s, interval %.3gs, attach mode %s\n", when, m->interval_ns / 1e9,
 	       dmt_mode_name(m->mode));
 	if (m->cmdline[0])
-		printf("  command: %s\n", m->cmdline);
+		printf("  command: %s\n", textsafe_str(a, sizeof(a), m->cmdline));
 	printf("\nmetric availability:\n");
 	for (int i = 0; i < DMT_M__COUNT; i++)
 		printf("  %-24s %-3s %s\n", dmt_metric_name(i), m->avail[i].available ? "yes" : "no",
-		       m->avail[i].available ? m->avail[i].source : m->avail[i].reason);
+		       textsafe_str(a, sizeof(a), m->avail[i].available ? m->avail[i].source :
+							       m->avail[i].reason));
 	if (m->n_probe_log) {
 		printf("\nprobe log:\n");
 		for (size_t i = 0; i < m->n_probe_log; i++)
-			printf("  %s\n", m->probe_log[i]);
+			printf("  %s\n", textsafe_str(a, sizeof(a), m->probe_log[i]));
 	}
 }
 
