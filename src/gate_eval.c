@@ -686,22 +686,27 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 
 static void xml_escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = *s;
+	while (*s) {
+		size_t n;
 
-		switch (c) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			/* XML 1.0 allows no control characters but tab/nl/cr */
-			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-				fprintf(f, "?");
-			else
-				fputc(c, f);
+		switch (*s) {
+		case '<': fputs("&lt;", f); s++; continue;
+		case '>': fputs("&gt;", f); s++; continue;
+		case '&': fputs("&amp;", f); s++; continue;
+		case '"': fputs("&quot;", f); s++; continue;
+		case '\'': fputs("&apos;", f); s++; continue;
+		case '\t': case '\n': case '\r': fputc(*s, f); s++; continue;
 		}
+		/*
+		 * XML 1.0 allows no other control character, and the file says
+		 * UTF-8: anything else is shown as \xNN (textsafe.h)
+		 */
+		n = textsafe_char(s);
+		if (n)
+			fwrite(s, 1, n, f);
+		else
+			fprintf(f, "\\x%02x", (unsigned char)*s);
+		s += n ? n : 1;
 	}
 }
 

@@ -70,11 +70,15 @@ thresholds:
     interface: "r\e]0;X\a\e[2J*"
     expect: [ count >= 0 ]
 Y
-"$DMT" gate --spec "$TMPD/spec.yaml" --from "$TMPD/rec.dmtrec" >"$TMPD/gate.out" 2>"$TMPD/gate.err"
+"$DMT" gate --spec "$TMPD/spec.yaml" --from "$TMPD/rec.dmtrec" --junit "$TMPD/gate.xml" \
+	>"$TMPD/gate.out" 2>"$TMPD/gate.err"
 rc=$?
 [ $rc -le 1 ] || fail "gate: exit $rc: $(cat "$TMPD/gate.err")"
 clean "$TMPD/gate.out" "gate table" 'hostile \x1b]0;X\x07'
 clean "$TMPD/gate.err" "gate stderr"
+clean "$TMPD/gate.xml" "gate --junit" 'hostile \x1b]0;X\x07'
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$TMPD/gate.xml" ||
+	fail "gate --junit is not well-formed XML"
 
 # 4. the exposition format: label values escaped, the format still parses
 testbed_traffic 3
