@@ -348,6 +348,11 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 			continue;
 		err = gate_eval__add(ev, it.snap);
 		snapshot__free(it.snap);
+		if (err == -E2BIG) {
+			gate_error(a, spec->name, "%s: more than %d distinct pools or bindings "
+				   "match one check: refusing to gate it", a->from, GATE_MAX_OBJS);
+			goto free_r;
+		}
 		if (err) {
 			gate_error(a, spec->name, "%s", strerror(-err));
 			goto free_r;

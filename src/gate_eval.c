@@ -39,6 +39,7 @@ struct check_state {
 	struct obj *objs;
 	size_t n_objs, cap_objs;
 	size_t hint;		/* snapshots list objects in a stable order */
+	uint32_t *idx;		/* OBJ_IDX_SIZE: 1 + index in objs by key, 0 free */
 	union accum retired;	/* objects replaced at the same key */
 	struct gauge g;
 };
@@ -84,8 +85,10 @@ void gate_eval__free(struct gate_eval *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++)
+	for (size_t i = 0; e->cs && i < e->spec->n_checks; i++) {
 		free(e->cs[i].objs);
+		free(e->cs[i].idx);
+	}
 	free(e->cs);
 	free(e);
 }
@@ -191,19 +194,29 @@ static void accum_add(enum gm_type t, union accum *d, const union accum *a)
 	}
 }
 
+/* Keys are unique among objs: an open-addressing index, at most half full. */
+#define OBJ_IDX_SIZE	(2 * GATE_MAX_OBJS)
+
 static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, bool *created)
 {
 	struct obj *o;
+	size_t h;
 
 	*created = false;
 	if (cs->hint < cs->n_objs && cs->objs[cs->hint].key == key)
 		return &cs->objs[cs->hint++];
-	for (size_t i = 0; i < cs->n_objs; i++) {
-		if (cs->objs[i].key == key) {
-			cs->hint = i + 1;
-			return &cs->objs[i];
+	/* out of order (or a crafted recording): a lookup, not a scan of all */
+	if (!cs->idx && !(cs->idx = calloc(OBJ_IDX_SIZE, sizeof(*cs->idx))))
+		return NULL;
+	h = (key * 0x9e3779b97f4a7c15ULL) >> 40;
+	for (h &= OBJ_IDX_SIZE - 1; cs->idx[h]; h = (h + 1) & (OBJ_IDX_SIZE - 1)) {
+		if (cs->objs[cs->idx[h] - 1].key == key) {
+			cs->hint = cs->idx[h];
+			return &cs->objs[cs->idx[h] - 1];
 		}
 	}
+	if (cs->n_objs == GATE_MAX_OBJS)
+		return NULL;	/* track() says why */
 	if (cs->n_objs == cs->cap_objs) {
 		size_t cap = cs->cap_objs ? cs->cap_objs * 2 : 8;
 		struct obj *n = realloc(cs->objs, cap * sizeof(*n));
@@ -214,6 +227,7 @@ static struct obj *find_obj(struct check_state *cs, uint64_t key, uint32_t id, b
 		cs->cap_objs = cap;
 	}
 	o = &cs->objs[cs->n_objs++];
+	cs->idx[h] = cs->n_objs;
 	cs->hint = cs->n_objs;
 	memset(o, 0, sizeof(*o));
 	o->key = key;
@@ -235,7 +249,7 @@ static int track(struct gate_eval *e, struct check_state *cs, uint64_t key, uint
 
 	o = find_obj(cs, key, id, &created);
 	if (!o)
-		return -ENOMEM;
+		return cs->n_objs == GATE_MAX_OBJS ? -E2BIG : -ENOMEM;
 	if (t == GM_TOTAL) {
 		const struct dmt_binding_snap *b = src;
 		int64_t v = m == GM_BIND_LEAKED_NIOVS ? b->out_at_free : b->out_at_unbind;

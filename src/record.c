@@ -193,6 +193,9 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 			const struct dmt_availability *prev_avail)
 {
 	bool same = prev_avail && !memcmp(prev_avail, s->avail, sizeof(s->avail));
+	size_t n_pools = s->n_pools < REC_MAX_POOLS ? s->n_pools : REC_MAX_POOLS;
+	size_t n_bindings = s->n_bindings < REC_MAX_BINDINGS ? s->n_bindings : REC_MAX_BINDINGS;
+	size_t n_progs = s->n_progs < REC_MAX_PROGS ? s->n_progs : REC_MAX_PROGS;
 
 	put_u64(b, s->ts_ns);
 	put_u64(b, s->wall_ns);
@@ -203,21 +206,22 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	put_u8(b, !same);
 	if (!same)
 		put_avail(b, s->avail);
-	put_u32(b, s->n_pools);
-	for (size_t i = 0; i < s->n_pools; i++)
+	/* never more than a reader accepts (REC_MAX_*): the rest is counted */
+	put_u32(b, n_pools);
+	for (size_t i = 0; i < n_pools; i++)
 		put_pool(b, &s->pools[i]);
-	put_u32(b, s->n_bindings);
-	for (size_t i = 0; i < s->n_bindings; i++)
+	put_u32(b, n_bindings);
+	for (size_t i = 0; i < n_bindings; i++)
 		put_binding(b, &s->bindings[i]);
 	put_u64(b, s->dontneed_tokens);
 	put_u64(b, s->dontneed_calls);
 	put_u64(b, s->provider_calls);
 	put_u64(b, s->ringbuf_drops);
-	put_u64(b, s->map_full);
+	put_u64(b, s->map_full + (s->n_pools - n_pools) + (s->n_bindings - n_bindings));
 	put_u64(b, s->lat_missed);
 	put_u8(b, s->bpf_stats_enabled);
-	put_u32(b, s->n_progs);
-	for (size_t i = 0; i < s->n_progs; i++) {
+	put_u32(b, n_progs);
+	for (size_t i = 0; i < n_progs; i++) {
 		put_str(b, s->progs[i].name);
 		put_u8(b, s->progs[i].attached);
 		put_u64(b, s->progs[i].run_time_ns);
@@ -229,6 +233,8 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 
 int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m)
 {
+	size_t n;
+
 	put_str(b, m->version);
 	put_str(b, m->kernel);
 	put_str(b, m->host);
@@ -238,8 +244,9 @@ int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m)
 	put_u64(b, m->interval_ns);
 	put_u32(b, m->mode);
 	put_avail(b, m->avail);
-	put_u32(b, m->n_probe_log);
-	for (size_t i = 0; i < m->n_probe_log; i++)
+	n = m->n_probe_log < REC_MAX_PROBE_LOG ? m->n_probe_log : REC_MAX_PROBE_LOG;
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++)
 		put_str(b, m->probe_log[i]);
 	return b->err;
 }
@@ -413,7 +420,7 @@ static void get_avail(struct rd *r, struct dmt_availability *a)
 {
 	uint32_t n = get_u32(r, "availability count");
 
-	if (n > 1024) {
+	if (n > REC_MAX_AVAIL) {
 		rd_fail(r, "availability count %u too large", n);
 		return;
 	}
@@ -524,13 +531,21 @@ static void get_binding(struct rd *r, struct dmt_binding_snap *d)
 		r->err = s.err;
 }
 
-/* Array count: each element takes at least min bytes, so bound it by what's left. */
-static uint32_t get_count(struct rd *r, size_t min, const char *what)
+/*
+ * Array count: at most max (what a writer emits, record.h), and each element
+ * takes at least min bytes, so bound it by what's left.
+ */
+static uint32_t get_count(struct rd *r, size_t min, uint32_t max, const char *what)
 {
 	uint32_t n = get_u32(r, what);
 
 	if (!r->err && (uint64_t)n * min > r->len - r->off) {
 		rd_fail(r, "%s count %u larger than the frame", what, n);
+		return 0;
+	}
+	if (!r->err && n > max) {
+		rd_fail(r, "%u %ss in one frame, more than any writer records (%u)", n, what,
+			max);
 		return 0;
 	}
 	return n;
@@ -562,12 +577,12 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 		rd_fail(&r, "availability refers to an earlier frame, none known");
 	else
 		rd_fail(&r, "availability flag %u invalid", has_avail);
-	s->n_pools = get_count(&r, 4, "pool");
+	s->n_pools = get_count(&r, 4, REC_MAX_POOLS, "pool");
 	if (s->n_pools && !(s->pools = calloc(s->n_pools, sizeof(*s->pools))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_pools && !r.err; i++)
 		get_pool(&r, &s->pools[i]);
-	s->n_bindings = get_count(&r, 4, "binding");
+	s->n_bindings = get_count(&r, 4, REC_MAX_BINDINGS, "binding");
 	if (s->n_bindings && !(s->bindings = calloc(s->n_bindings, sizeof(*s->bindings))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_bindings && !r.err; i++)
@@ -579,7 +594,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->map_full = get_u64(&r, "snapshot");
 	s->lat_missed = get_u64(&r, "snapshot");
 	s->bpf_stats_enabled = get_bool(&r, "bpf_stats_enabled");
-	s->n_progs = get_count(&r, 19, "program");
+	s->n_progs = get_count(&r, 19, REC_MAX_PROGS, "program");
 	if (s->n_progs && !(s->progs = calloc(s->n_progs, sizeof(*s->progs))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_progs && !r.err; i++) {
@@ -625,7 +640,7 @@ static int decode_meta(const uint8_t *p, size_t len, struct rec_meta *m, char *w
 	m->interval_ns = get_u64(&r, "meta");
 	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_TP_ONLY, "attach mode");
 	get_avail(&r, m->avail);
-	n = get_count(&r, 2, "probe log line");
+	n = get_count(&r, 2, REC_MAX_PROBE_LOG, "probe log line");
 	if (!r.err && n) {
 		m->probe_log = calloc(n, sizeof(*m->probe_log));
 		if (!m->probe_log)
@@ -891,7 +906,7 @@ static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
 			    REC_MAX_FRAME, *type);
 	/*
 	 * Read in chunks, growing the buffer as data arrives, so a corrupt
-	 * length in a short file does not make us allocate 64 MiB first.
+	 * length in a short file does not make us allocate 32 MiB first.
 	 */
 	got = 0;
 	while (got < *len) {

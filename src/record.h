@@ -29,7 +29,21 @@
 
 #define REC_MAGIC		"DMTREC\r\n"
 #define REC_VERSION		1
-#define REC_MAX_FRAME		(64u << 20)
+#define REC_MAX_FRAME		(32u << 20)	/* a full snapshot (REC_MAX_*) is < 16 MiB */
+
+/*
+ * The most a writer puts in one frame, and so the most a reader accepts:
+ * the collector's pool slots and overflow map plus as many pools again
+ * listed by netlink only; its binding map; its programs; probe log lines.
+ * A writer given more keeps the first ones and counts the rest in
+ * map_full ("untracked pools/bindings"). A crafted file with more is
+ * refused, so the reader's memory is bounded by these, not by the file.
+ */
+#define REC_MAX_POOLS		(2 * (DMT_POOL_SLOTS + DMT_MAX_POOLS))
+#define REC_MAX_BINDINGS	DMT_MAX_BINDINGS
+#define REC_MAX_PROGS		256
+#define REC_MAX_PROBE_LOG	1024
+#define REC_MAX_AVAIL		256
 
 enum rec_frame_type {
 	REC_META = 1,

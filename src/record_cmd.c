@@ -182,7 +182,17 @@ struct bind_track {
 	bool in_first;
 };
 
+/*
+ * The tables hold at most this many pools and bindings: a recording may
+ * list any number over time (a crafted one, millions), and each row costs
+ * two snapshots of the object. Beyond, objects are counted, not shown.
+ */
+#define REPORT_MAX_POOLS	16384
+#define REPORT_MAX_BINDINGS	1024
+
 struct report {
+	uint64_t pools_over, binds_over;	/* records of objects past the caps */
+	uint32_t *pool_idx;			/* POOL_IDX_SIZE: 1 + index in pools, 0 free */
 	struct pool_track *pools;
 	size_t n_pools, cap_pools, hint;
 	struct bind_track *binds;
@@ -200,19 +210,49 @@ static bool same_pool(const struct pool_track *t, const struct dmt_pool_snap *p)
 	       p->holds >= t->last.holds;
 }
 
+/*
+ * Where each pool's newest track is, by address (pools netlink listed but
+ * no probe saw have address 0: by id then), so a recording of many pools
+ * costs a lookup per record, not a scan of every pool so far. A new pool
+ * at a reused address replaces the old one here: the old one is gone.
+ */
+#define POOL_IDX_SIZE	(2 * REPORT_MAX_POOLS)	/* a power of two, half full at most */
+
+static uint64_t pool_key(const struct dmt_pool_snap *p)
+{
+	return p->addr ? p->addr : (uint64_t)p->id << 1 | 1;	/* kernel pointers are even */
+}
+
+static size_t pool_idx_find(const struct report *r, uint64_t key)
+{
+	size_t h = (key * 0x9e3779b97f4a7c15ULL) >> 40;
+
+	for (h &= POOL_IDX_SIZE - 1; r->pool_idx[h]; h = (h + 1) & (POOL_IDX_SIZE - 1))
+		if (pool_key(&r->pools[r->pool_idx[h] - 1].last) == key)
+			break;
+	return h;
+}
+
 static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
 {
+	size_t h;
+
 	/* snapshots list pools in a stable order: try where the last one matched */
 	if (r->hint < r->n_pools && same_pool(&r->pools[r->hint], p)) {
 		r->pools[r->hint++].last = *p;
 		return 0;
 	}
-	for (size_t i = 0; i < r->n_pools; i++) {
-		if (same_pool(&r->pools[i], p)) {
-			r->pools[i].last = *p;
-			r->hint = i + 1;
-			return 0;
-		}
+	if (!r->pool_idx && !(r->pool_idx = calloc(POOL_IDX_SIZE, sizeof(*r->pool_idx))))
+		return -ENOMEM;
+	h = pool_idx_find(r, pool_key(p));
+	if (r->pool_idx[h] && same_pool(&r->pools[r->pool_idx[h] - 1], p)) {
+		r->pools[r->pool_idx[h] - 1].last = *p;
+		r->hint = r->pool_idx[h];
+		return 0;
+	}
+	if (r->n_pools == REPORT_MAX_POOLS) {
+		r->pools_over++;
+		return 0;
 	}
 	if (r->n_pools == r->cap_pools) {
 		size_t cap = r->cap_pools ? r->cap_pools * 2 : 16;
@@ -227,6 +267,7 @@ static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool firs
 	r->pools[r->n_pools].last = *p;
 	r->pools[r->n_pools].in_first = first_snap;
 	r->n_pools++;
+	r->pool_idx[h] = r->n_pools;
 	r->hint = r->n_pools;
 	return 0;
 }
@@ -238,6 +279,10 @@ static int track_binding(struct report *r, const struct dmt_binding_snap *b, boo
 			r->binds[i].last = *b;
 			return 0;
 		}
+	}
+	if (r->n_binds == REPORT_MAX_BINDINGS) {
+		r->binds_over++;
+		return 0;
 	}
 	if (r->n_binds == r->cap_binds) {
 		size_t cap = r->cap_binds ? r->cap_binds * 2 : 8;
@@ -375,6 +420,10 @@ static void print_tables(const struct report *r)
 	       (unsigned long long)drops, drops ? "  <-- events are missing from this recording" : "",
 	       (unsigned long long)r->map_full);
 
+	if (r->pools_over || r->binds_over)
+		printf("not shown: %llu pool and %llu binding records of objects past the first "
+		       "%d pools and %d bindings\n", (unsigned long long)r->pools_over,
+		       (unsigned long long)r->binds_over, REPORT_MAX_POOLS, REPORT_MAX_BINDINGS);
 	printf("\npools (%zu):\n", r->n_pools);
 	printf("  %-6s %-16s %-8s %-9s %12s %12s %10s %8s %6s %6s %6s\n", "ID", "IFACE", "KIND",
 	       "STATE", "HOLDS", "RELEASES", "INFLIGHT", "REFILLS", "P50", "P99", "MAX");
@@ -615,6 +664,7 @@ int cmd_report(int argc, char **argv)
 	}
 	fflush(stdout);
 	free(r.pools);
+	free(r.pool_idx);
 	free(r.binds);
 	if (err) {
 		fprintf(stderr, "devmemtop report: %s\n", strerror(-err));

@@ -530,6 +530,60 @@ static void test_bad_headers(void **state)
 	unlink(path);
 }
 
+/*
+ * The writer never emits more than a reader accepts (issue 13): a snapshot
+ * past REC_MAX_POOLS/BINDINGS/PROGS keeps the first ones and counts the
+ * rest in map_full, and the largest snapshot it can write (every pool and
+ * binding with full histograms and the longest names) fits in a frame.
+ */
+static void test_writer_limits(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(0), *d = NULL;
+	size_t np = REC_MAX_POOLS + 5, nb = REC_MAX_BINDINGS + 1, ng = REC_MAX_PROGS + 2;
+	struct rec_buf b = {};
+	char why[200];
+
+	s->pools = realloc(s->pools, np * sizeof(*s->pools));
+	s->bindings = realloc(s->bindings, nb * sizeof(*s->bindings));
+	s->progs = realloc(s->progs, ng * sizeof(*s->progs));
+	assert_true(s->pools && s->bindings && s->progs);
+	for (size_t i = 0; i < np; i++) {
+		s->pools[i] = s->pools[0];
+		s->pools[i].addr += i * 64;
+		memset(s->pools[i].ifname, 'x', sizeof(s->pools[i].ifname) - 1);
+		for (int k = 0; k <= DMT_BATCH_MAX; k++)
+			s->pools[i].refill.slots[k] = UINT64_MAX - k;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		s->bindings[i] = s->bindings[0];
+		s->bindings[i].id = i + 1;
+		for (int k = 0; k < DMT_LOG2_SLOTS; k++) {
+			s->bindings[i].alloc_lat_ns.slots[k] = UINT64_MAX;
+			s->bindings[i].alloc_lat_niov_ns.slots[k] = UINT64_MAX;
+			s->bindings[i].free_lat_ns.slots[k] = UINT64_MAX;
+		}
+	}
+	for (size_t i = 0; i < ng; i++) {
+		memset(&s->progs[i], 0, sizeof(s->progs[i]));
+		memset(s->progs[i].name, 'p', sizeof(s->progs[i].name) - 1);
+	}
+	s->n_pools = np;
+	s->n_bindings = nb;
+	s->n_progs = ng;
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	assert_true(b.len <= REC_MAX_FRAME);
+	if (rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)))
+		fail_msg("decode: %s", why);
+	assert_int_equal(d->n_pools, REC_MAX_POOLS);
+	assert_int_equal(d->n_bindings, REC_MAX_BINDINGS);
+	assert_int_equal(d->n_progs, REC_MAX_PROGS);
+	assert_int_equal(d->map_full, s->map_full + 5 + 1);
+	assert_int_equal(d->pools[REC_MAX_POOLS - 1].addr, s->pools[REC_MAX_POOLS - 1].addr);
+	snapshot__free(d);
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_writer_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
