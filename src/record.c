@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Recording file format: writer, reader and the snapshot encoding. */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include "record.h"
 #include "util.h"
 
@@ -120,12 +124,36 @@ static void put_avail(struct rec_buf *b, const struct dmt_availability *a)
 	}
 }
 
+/*
+ * A kernel address as the recording shows it (rec_meta.kernel_addresses):
+ * a keyed mix, one-to-one, 0 kept as 0 ("no address"). Without the key
+ * (random per recording, never written) it says nothing of the layout.
+ */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t put_addr_value(const struct rec_buf *b, uint64_t addr)
+{
+	uint64_t h;
+
+	if (!b->addr_key || !addr)
+		return addr;
+	h = mix64(mix64(addr ^ b->addr_key[0]) + b->addr_key[1]);
+	return h ? h : 1;
+}
+
 static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
 {
 	size_t off = b->len;
 
 	put_u32(b, 0);
-	put_u64(b, p->addr);
+	put_u64(b, put_addr_value(b, p->addr));
 	put_u32(b, p->id);
 	put_u32(b, p->ifindex);
 	put_str(b, p->ifname);
@@ -231,6 +259,31 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	return b->err;
 }
 
+/*
+ * A probe log line with kernel addresses (0x and 12 or more hex digits: the
+ * kallsyms line gives away the KASLR base) replaced by "(hidden)".
+ */
+static void hide_kernel_addrs(char *dst, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	while (*s && o + 1 < len) {
+		size_t n = 0;
+
+		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+			while (isxdigit((unsigned char)s[2 + n]))
+				n++;
+		if (n >= 12 && o + 9 < len) {
+			memcpy(dst + o, "(hidden)", 8);
+			o += 8;
+			s += 2 + n;
+			continue;
+		}
+		dst[o++] = *s++;
+	}
+	dst[o] = '\0';
+}
+
 int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m)
 {
 	size_t n;
@@ -246,15 +299,23 @@ int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m)
 	put_avail(b, m->avail);
 	n = m->n_probe_log < REC_MAX_PROBE_LOG ? m->n_probe_log : REC_MAX_PROBE_LOG;
 	put_u32(b, n);
-	for (size_t i = 0; i < n; i++)
-		put_str(b, m->probe_log[i]);
+	for (size_t i = 0; i < n; i++) {
+		char line[1024];
+
+		if (m->kernel_addresses) {
+			put_str(b, m->probe_log[i]);
+			continue;
+		}
+		hide_kernel_addrs(line, sizeof(line), m->probe_log[i]);
+		put_str(b, line);
+	}
 	return b->err;
 }
 
 static void encode_event(struct rec_buf *b, const struct dmt_event *ev)
 {
 	put_u64(b, ev->ts_ns);
-	put_u64(b, ev->addr);
+	put_u64(b, put_addr_value(b, ev->addr));
 	put_u64(b, ev->a);
 	put_u64(b, ev->b);
 	put_u64(b, ev->c);
@@ -691,12 +752,15 @@ static int decode_end(const uint8_t *p, size_t len, struct rec_end *e, char *why
 
 /* ---- frames ---- */
 
-static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p)
+/* hdr: the file header's version and flags (8 bytes), covered too; or NULL */
+static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p, const uint8_t *hdr)
 {
 	uint8_t h[8] = { type, type >> 8, type >> 16, type >> 24, len, len >> 8, len >> 16,
 			 len >> 24 };
 	uLong c = crc32(0L, Z_NULL, 0);
 
+	if (hdr)
+		c = crc32(c, hdr, 8);
 	c = crc32(c, h, 8);
 	if (len)
 		c = crc32(c, p, len);
@@ -706,6 +770,8 @@ static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p)
 struct rec_writer {
 	FILE *f;
 	struct rec_buf buf;
+	uint64_t addr_key[2];
+	const uint8_t *hdr;	/* the header's version+flags while META is written */
 	uint64_t bytes;
 	int err;
 	/* what the reader knows: META's availability, then each snapshot's */
@@ -723,7 +789,7 @@ static int write_frame(struct rec_writer *w, uint32_t type, struct rec_buf *payl
 		return payload->err;
 	if (payload->len > REC_MAX_FRAME)
 		return -E2BIG;
-	crc = frame_crc(type, payload->len, payload->p);
+	crc = frame_crc(type, payload->len, payload->p, type == REC_META ? w->hdr : NULL);
 	for (int i = 0; i < 4; i++) {
 		h[i] = type >> (8 * i);
 		h[4 + i] = payload->len >> (8 * i);
@@ -743,14 +809,41 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *met
 {
 	struct rec_writer *w = calloc(1, sizeof(*w));
 	uint8_t h[16] = REC_MAGIC;
-	int err;
+	uint32_t flags = meta->kernel_addresses ? REC_FLAG_KERNEL_ADDRS : 0;
+	struct stat st;
+	int err, fd;
 
 	if (!w)
 		return NULL;
 	h[8] = REC_VERSION;
-	w->f = fopen(path, "wb");
+	for (int i = 0; i < 4; i++)
+		h[12 + i] = flags >> (8 * i);
+	if (!meta->kernel_addresses) {
+		if (getrandom(w->addr_key, sizeof(w->addr_key), 0) != sizeof(w->addr_key)) {
+			err = -errno;
+			goto free_w;
+		}
+		w->buf.addr_key = w->addr_key;
+	}
+	/*
+	 * Owner only: a recording describes the kernel (pools, interfaces,
+	 * the probe log) and the user may be root. A replaced file is made
+	 * 0600 too; a device or FIFO (-o /dev/stdout) is left as it is.
+	 */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto free_w;
+	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077) && fchmod(fd, 0600)) {
+		err = -errno;
+		close(fd);
+		goto free_w;
+	}
+	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		err = -errno;
+		close(fd);
 		goto free_w;
 	}
 	if (fwrite(h, 1, sizeof(h), w->f) != sizeof(h)) {
@@ -760,8 +853,10 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *met
 	w->bytes = sizeof(h);
 	w->buf.len = 0;
 	err = rec_encode_meta(&w->buf, meta);
+	w->hdr = flags ? h + 8 : NULL;
 	if (!err)
 		err = write_frame(w, REC_META, &w->buf);
+	w->hdr = NULL;
 	if (err)
 		goto close_f;
 	memcpy(w->avail, meta->avail, sizeof(w->avail));
@@ -878,8 +973,8 @@ static size_t read_full(struct rec_reader *r, void *p, size_t n)
 	return got;
 }
 
-/* Next frame into r->buf: 1, 0 at clean EOF, or -errno. */
-static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
+/* Next frame into r->buf: 1, 0 at clean EOF, or -errno. hdr: see frame_crc(). */
+static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len, const uint8_t *hdr)
 {
 	uint64_t start = r->off, idx = r->frames + 1;
 	uint8_t h[12];
@@ -938,7 +1033,7 @@ static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
 			    "truncated at byte %llu: frame %llu (%s) needs %u bytes, only %zu left",
 			    (unsigned long long)start, (unsigned long long)idx,
 			    frame_name(*type), *len, got);
-	if (frame_crc(*type, *len, r->buf) != crc)
+	if (frame_crc(*type, *len, r->buf, hdr) != crc)
 		return rerr(r, -EBADMSG, "corrupt frame %llu (%s) at byte %llu: CRC mismatch",
 			    (unsigned long long)idx, frame_name(*type), (unsigned long long)start);
 	r->frames++;
@@ -948,7 +1043,7 @@ static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
 static void read_header(struct rec_reader *r)
 {
 	uint8_t h[16];
-	uint32_t version, type, len;
+	uint32_t version, flags, type, len;
 	char why[200];
 	size_t got;
 	int ret;
@@ -970,7 +1065,13 @@ static void read_header(struct rec_reader *r)
 		     REC_VERSION);
 		return;
 	}
-	ret = read_frame(r, &type, &len);
+	flags = h[12] | h[13] << 8 | h[14] << 16 | (uint32_t)h[15] << 24;
+	if (flags & ~REC_FLAGS_KNOWN) {
+		rerr(r, -EBADMSG, "corrupt header: unknown flags %#x (a flipped bit, or a newer "
+		     "devmemtop)", flags);
+		return;
+	}
+	ret = read_frame(r, &type, &len, flags ? h + 8 : NULL);
 	if (ret == 0)
 		rerr(r, -EBADMSG, "truncated at byte %llu: no meta frame",
 		     (unsigned long long)r->off);
@@ -984,6 +1085,7 @@ static void read_header(struct rec_reader *r)
 		rerr(r, -EBADMSG, "corrupt frame 1 (meta): %s", why);
 		return;
 	}
+	r->meta.kernel_addresses = flags & REC_FLAG_KERNEL_ADDRS;
 	memcpy(r->avail, r->meta.avail, sizeof(r->avail));
 	r->have_meta = true;
 }
@@ -1038,7 +1140,7 @@ int rec_reader__next(struct rec_reader *r, struct rec_item *it)
 		return r->errcode;
 	for (;;) {
 		start = r->off;
-		ret = read_frame(r, &type, &len);
+		ret = read_frame(r, &type, &len, NULL);
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {

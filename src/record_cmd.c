@@ -39,6 +39,9 @@ static void record_usage(FILE *f)
 		"  -d, --duration D       stop after D; with a command: at most D\n"
 		"  -l, --linger D         after the command exits, keep recording for D (to\n"
 		"                         see pools and bindings torn down asynchronously)\n"
+		"      --kernel-addresses keep kernel addresses (pool addresses, the kallsyms\n"
+		"                         line of the probe log) in the file; by default they\n"
+		"                         are pseudonymised or hidden. The file is mode 0600\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this text\n");
 }
@@ -62,8 +65,10 @@ int cmd_record(int argc, char **argv)
 		{ "linger", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "kernel-addresses", no_argument, NULL, 'K' },
 		{},
 	};
+	bool kernel_addresses = false;
 	struct collector_opts copts = { .log = dmt_log, .force_mode = -1, .events = true };
 	struct run_opts ro = { .interval_ns = 1000000000ULL, .events = true,
 			       .on_snapshot = rec_snapshot, .on_event = rec_event };
@@ -81,6 +86,7 @@ int cmd_record(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "+o:i:d:l:vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'o': out = optarg; break;
+		case 'K': kernel_addresses = true; break;
 		case 'v': dmt_verbosity++; break;
 		case 'h': record_usage(stdout); return 0;
 		case 'i':
@@ -136,7 +142,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "devmemtop record: first snapshot failed: %s\n", strerror(-err));
 		goto free_c;
 	}
-	rec = recorder__open(out, c, first, ro.interval_ns, ro.cmd);
+	rec = recorder__open_raw(out, c, first, ro.interval_ns, ro.cmd, kernel_addresses);
 	if (!rec) {
 		fprintf(stderr, "devmemtop record: cannot write %s: %s\n", out, strerror(errno));
 		snapshot__free(first);
