@@ -24,6 +24,7 @@
 #include "util.h"
 
 #define EXIT_REC_ERROR	2
+#define EXIT_REC_CMD_FAILED	3	/* recorded fine, but the command failed */
 
 static void record_usage(FILE *f)
 {
@@ -43,7 +44,11 @@ static void record_usage(FILE *f)
 		"                         line of the probe log) in the file; by default they\n"
 		"                         are pseudonymised or hidden. The file is mode 0600\n"
 		"  -v, --verbose          more logging\n"
-		"  -h, --help             this text\n");
+		"  -h, --help             this text\n"
+		"\n"
+		"Exit status: 0 recorded (and the command exited 0), 2 recording failed or the\n"
+		"command could not start, 3 recorded but the command failed (its wait status\n"
+		"is in the recording's end frame; 'report' prints it).\n");
 }
 
 static int rec_snapshot(void *ctx, const struct dmt_snapshot *s)
@@ -164,13 +169,16 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "devmemtop record: %s\n", res.err);
 		goto free_c;
 	}
+	ret = 0;
 	if (res.cmd_status != -1 && !(WIFEXITED(res.cmd_status) && !WEXITSTATUS(res.cmd_status))) {
 		char st[96];
 
+		/* the recording is complete; the run it recorded failed: say so, exit 3 */
 		run__describe_status(res.cmd_status, st, sizeof(st));
-		fprintf(stderr, "devmemtop record: warning: the command %s\n", st);
+		fprintf(stderr, "devmemtop record: the command %s (its status is in the "
+			"recording: devmemtop report %s)\n", st, out);
+		ret = EXIT_REC_CMD_FAILED;
 	}
-	ret = 0;
 free_c:
 	collector__free(c);
 	return ret;
