@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "gate_eval.h"
 #include "gate_spec.h"
+#include "outstream.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
@@ -433,7 +434,7 @@ int cmd_gate(int argc, char **argv)
 	    gate_report__apply_baseline(&rep, a.baseline, a.max_regression, err, sizeof(err)))
 		snprintf(rep.error, sizeof(rep.error), "%.700s", err);
 	gate_report__print(&rep, stdout);
-	fflush(stdout);
+	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	ret = gate_report__exit_code(&rep);
 	if (a.junit && (werr = gate_report__write_junit(&rep, a.junit))) {
 		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.junit, strerror(-werr));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "gate_eval.h"
+#include "outstream.h"
 #include "textsafe.h"
 #include "util.h"
 
@@ -726,11 +727,11 @@ static void xml_escape(FILE *f, const char *s)
 
 int gate_report__write_junit(const struct gate_report *rep, const char *path)
 {
-	FILE *f = fopen(path, "w");
-	int err = 0;
+	int err = out_check_path(path);
+	FILE *f = err ? NULL : fopen(path, "w");
 
 	if (!f)
-		return -errno;
+		return err ?: -errno;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<testsuites tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
 		rep->n_results, rep->n_fail, rep->n_error + (rep->error[0] ? 1 : 0), rep->n_skip);
@@ -782,10 +783,7 @@ int gate_report__write_junit(const struct gate_report *rep, const char *path)
 		fprintf(f, "\"/>\n    </testcase>\n");
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
-	if (fflush(f) || ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
+	err = out_close(f);	/* the real reason, e.g. ENOSPC */
 	return err;
 }
 
@@ -855,7 +853,8 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 	}
 	json_object_object_add(root, "thresholds", arr);
 	arr = NULL;
-	if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY))
+	err = out_check_path(path);
+	if (!err && json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY))
 		err = errno ? -errno : -EIO;
 put:
 	json_object_put(arr);
@@ -951,9 +950,10 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 	int err = 0;
 
 	if (junit) {
-		f = fopen(junit, "w");
+		err = out_check_path(junit);
+		f = err ? NULL : fopen(junit, "w");
 		if (!f)
-			return -errno;
+			return err ?: -errno;
 		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			   "<testsuites tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
 			   "  <testsuite name=\"");
@@ -963,10 +963,7 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 			   "      <error message=\"");
 		xml_escape(f, msg);
 		fprintf(f, "\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
-		if (fflush(f) || ferror(f))
-			err = -EIO;
-		if (fclose(f) && !err)
-			err = -errno;
+		err = out_close(f);
 		if (err)
 			return err;
 	}
@@ -980,7 +977,8 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 	json_object_object_add(root, "result", json_object_new_string("error"));
 	json_object_object_add(root, "error", json_object_new_string(msg));
 	json_object_object_add(root, "thresholds", json_object_new_array());
-	if (json_object_to_file_ext(json, root, JSON_C_TO_STRING_PRETTY))
+	err = out_check_path(json);
+	if (!err && json_object_to_file_ext(json, root, JSON_C_TO_STRING_PRETTY))
 		err = errno ? -errno : -EIO;
 	json_object_put(root);
 	return err;

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "gate_spec.h"
 #include "json_out.h"
+#include "outstream.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
@@ -615,6 +616,8 @@ int cmd_report(int argc, char **argv)
 				}
 				puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 				json_object_put(o);
+				if (ferror(stdout))
+					break;	/* main() says why */
 			}
 			continue;
 		}
@@ -676,7 +679,7 @@ int cmd_report(int argc, char **argv)
 			       "differently\n", (unsigned long long)r.n_snaps,
 			       (unsigned long long)r.n_events);
 	}
-	fflush(stdout);
+	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	free(r.pools);
 	free(r.pool_idx);
 	free(r.binds);

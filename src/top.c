@@ -18,6 +18,7 @@
 #include "collector.h"
 #include "commands.h"
 #include "json_out.h"
+#include "outstream.h"
 #include "textsafe.h"
 #include "top.h"
 #include "util.h"
@@ -571,7 +572,7 @@ static void print_json(const struct dmt_snapshot *s)
 		return;
 	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), stdout);
 	fputc('\n', stdout);
-	fflush(stdout);
+	out_flush(stdout);
 	json_object_put(o);
 }
 
@@ -745,9 +746,13 @@ int cmd_top(int argc, char **argv)
 				for (size_t i = 0; i < l.n; i++)
 					puts(l.v[i]);
 				putchar('\n');
-				fflush(stdout);
 			}
 			lines_free(&l);
+		}
+		/* a full disk or closed stdout ends the run; main() says why */
+		if (!ui && out_flush(stdout)) {
+			ret = 1;
+			goto cleanup;
 		}
 		snapshot__free(prev);
 		prev = s;
