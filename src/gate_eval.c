@@ -787,6 +787,14 @@ int gate_report__write_junit(const struct gate_report *rep, const char *path)
 	return err;
 }
 
+/* JSON must be valid UTF-8: a recording's or path's strings may not be (textsafe.h) */
+static json_object *jstr(const char *s)
+{
+	char buf[1024];
+
+	return json_object_new_string(textsafe_utf8(buf, sizeof(buf), s));
+}
+
 static const char *const bound_names[] = { "exact", "upper", "lower" };
 static const char *const unit_names[] = { "", "ns", "%", "bytes" };
 
@@ -808,10 +816,10 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 		return -ENOMEM;
 	}
 	json_object_object_add(root, "devmemtop_gate", json_object_new_int(1));
-	json_object_object_add(root, "spec", json_object_new_string(rep->spec->name));
-	json_object_object_add(root, "spec_path", json_object_new_string(rep->spec->path));
-	json_object_object_add(root, "source", json_object_new_string(rep->source));
-	json_object_object_add(root, "kernel", json_object_new_string(rep->kernel));
+	json_object_object_add(root, "spec", jstr(rep->spec->name));
+	json_object_object_add(root, "spec_path", jstr(rep->spec->path));
+	json_object_object_add(root, "source", jstr(rep->source));
+	json_object_object_add(root, "kernel", jstr(rep->kernel));
 	json_object_object_add(root, "mode", json_object_new_string(rep->mode));
 	json_object_object_add(root, "duration_s", json_object_new_double(rep->duration_s));
 	json_object_object_add(root, "snapshots", json_object_new_int64(rep->n_snapshots));
@@ -820,7 +828,7 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 		gate_report__exit_code(rep) == 0 ? "pass" :
 		gate_report__exit_code(rep) == 1 ? "fail" : "error"));
 	json_object_object_add(root, "error", rep->error[0] ?
-			       json_object_new_string(rep->error) : NULL);
+			       jstr(rep->error) : NULL);
 	for (size_t i = 0; i < rep->n_results; i++) {
 		const struct gate_result *r = &rep->results[i];
 		json_object *o = json_object_new_object();
@@ -834,8 +842,8 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 										   sizeof(key))));
 		json_object_object_add(o, "metric",
 				       json_object_new_string(gm_def(r->chk->metric)->name));
-		json_object_object_add(o, "selector", json_object_new_string(r->chk->sel_str));
-		json_object_object_add(o, "expr", json_object_new_string(r->th->expr));
+		json_object_object_add(o, "selector", jstr(r->chk->sel_str));
+		json_object_object_add(o, "expr", jstr(r->th->expr));
 		json_object_object_add(o, "stat", json_object_new_string(gate_stat_name(r->th->stat)));
 		json_object_object_add(o, "op", json_object_new_string(gate_op_name(r->th->op)));
 		json_object_object_add(o, "threshold", json_object_new_double(r->th->value));
@@ -844,7 +852,7 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 				       json_object_new_double(r->observed) : NULL);
 		json_object_object_add(o, "bound", json_object_new_string(bound_names[r->bound]));
 		json_object_object_add(o, "status", json_object_new_string(gate_status_name(r->status)));
-		json_object_object_add(o, "note", json_object_new_string(r->note));
+		json_object_object_add(o, "note", jstr(r->note));
 		json_object_object_add(o, "baseline", r->has_baseline ?
 				       json_object_new_double(r->baseline) : NULL);
 		json_object_object_add(o, "regression_pct", r->has_baseline && isfinite(r->regression_pct) ?
@@ -973,9 +981,9 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 	if (!root)
 		return -ENOMEM;
 	json_object_object_add(root, "devmemtop_gate", json_object_new_int(1));
-	json_object_object_add(root, "spec", json_object_new_string(name));
+	json_object_object_add(root, "spec", jstr(name));
 	json_object_object_add(root, "result", json_object_new_string("error"));
-	json_object_object_add(root, "error", json_object_new_string(msg));
+	json_object_object_add(root, "error", jstr(msg));
 	json_object_object_add(root, "thresholds", json_object_new_array());
 	err = out_check_path(json);
 	if (!err && json_object_to_file_ext(json, root, JSON_C_TO_STRING_PRETTY))

@@ -1,7 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include "json_out.h"
+#include "textsafe.h"
 #include "util.h"
+
+/* JSON must be valid UTF-8: kernel- and file-supplied strings may not be (textsafe.h) */
+static struct json_object *jstr(const char *s)
+{
+	char buf[1024];
+
+	return json_object_new_string(textsafe_utf8(buf, sizeof(buf), s));
+}
 
 static void add_int_or_null(struct json_object *o, const char *k, int64_t v)
 {
@@ -15,7 +24,7 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 
 static void add_str(struct json_object *o, const char *k, const char *v)
 {
-	json_object_object_add(o, k, json_object_new_string(v ? v : ""));
+	json_object_object_add(o, k, jstr(v ? v : ""));
 }
 
 /*
@@ -88,9 +97,9 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 
 	json_object_object_add(o, "id", json_object_new_uint64(p->id));
 	snprintf(addr, sizeof(addr), "%#llx", (unsigned long long)p->addr);
-	json_object_object_add(o, "addr", p->addr ? json_object_new_string(addr) : NULL);
+	json_object_object_add(o, "addr", p->addr ? jstr(addr) : NULL);
 	json_object_object_add(o, "ifindex", p->ifindex ? json_object_new_int(p->ifindex) : NULL);
-	json_object_object_add(o, "ifname", p->ifname[0] ? json_object_new_string(p->ifname) :
+	json_object_object_add(o, "ifname", p->ifname[0] ? jstr(p->ifname) :
 			       NULL);
 	json_object_object_add(o, "netns", p->netns ? json_object_new_uint64(p->netns) : NULL);
 	add_int_or_null(o, "queue", p->queue);
@@ -124,7 +133,7 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b)
 
 	add_u64(o, "id", b->id);
 	json_object_object_add(o, "ifindex", b->ifindex ? json_object_new_int(b->ifindex) : NULL);
-	json_object_object_add(o, "ifname", b->ifname[0] ? json_object_new_string(b->ifname) :
+	json_object_object_add(o, "ifname", b->ifname[0] ? jstr(b->ifname) :
 			       NULL);
 	json_object_object_add(o, "dmabuf_size", b->dmabuf_size ?
 			       json_object_new_uint64(b->dmabuf_size) : NULL);
@@ -178,14 +187,14 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 		json_object_object_add(a, "available", json_object_new_boolean(s->avail[m].available));
 		add_str(a, "source", s->avail[m].source);
 		json_object_object_add(a, "reason", s->avail[m].available ? NULL :
-				       json_object_new_string(s->avail[m].reason));
+				       jstr(s->avail[m].reason));
 		json_object_object_add(av, dmt_metric_name(m), a);
 		if (!s->avail[m].available) {
 			char line[256];
 
 			snprintf(line, sizeof(line), "%s: unavailable: %s", dmt_metric_name(m),
 				 s->avail[m].reason);
-			json_object_array_add(unav, json_object_new_string(line));
+			json_object_array_add(unav, jstr(line));
 		}
 	}
 	json_object_object_add(o, "metrics", av);

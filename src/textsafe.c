@@ -105,6 +105,18 @@ char *textsafe_col(char *buf, size_t len, const char *s, int width)
 	return fit(buf, len, s, width);
 }
 
+const char *textsafe_utf8(char *buf, size_t len, const char *s)
+{
+	for (const char *p = s; p && *p; ) {
+		size_t n = (unsigned char)*p < 0x80 ? 1 : textsafe_char(p);
+
+		if (!n)
+			return textsafe_str(buf, len, s);
+		p += n;
+	}
+	return s ? s : "";
+}
+
 int textsafe_is_clean(const char *s)
 {
 	for (; s && *s; ) {

@@ -44,6 +44,13 @@ char *textsafe_str(char *buf, size_t len, const char *s);
  */
 char *textsafe_col(char *buf, size_t len, const char *s, int width);
 
+/*
+ * For formats that escape control characters themselves but must be valid
+ * UTF-8 (JSON): s itself when it is valid UTF-8 (C0 controls allowed),
+ * else s escaped into buf as textsafe_str() does. Returns s or buf.
+ */
+const char *textsafe_utf8(char *buf, size_t len, const char *s);
+
 /* True when s needs no escaping. */
 int textsafe_is_clean(const char *s);
 

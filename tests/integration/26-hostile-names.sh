@@ -80,7 +80,34 @@ clean "$TMPD/gate.xml" "gate --junit" 'hostile \x1b]0;X\x07'
 python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$TMPD/gate.xml" ||
 	fail "gate --junit is not well-formed XML"
 
-# 4. the exposition format: label values escaped, the format still parses
+# 4. JSON (live, report, gate): json-c escapes controls, but must not pass
+# invalid UTF-8 through (a JSON parser refuses the whole line)
+json_ok() {
+	python3 - "$@" <<'PY' || fail "$2 is not valid JSON (see above)"
+import json, sys
+n = 0
+for i, line in enumerate(open(sys.argv[1], "rb")):
+    try:
+        json.loads(line)
+    except ValueError as e:
+        print("%s line %d: %s" % (sys.argv[2], i + 1, e))
+        sys.exit(1)
+    n += 1
+print("%s: %d JSON lines parse" % (sys.argv[2], n))
+PY
+}
+testbed_traffic 2
+"$DMT" --json -n 2 -i 500ms >"$TMPD/live.json" 2>"$TMPD/live.err" || fail "--json: $(cat "$TMPD/live.err")"
+testbed_wait
+json_ok "$TMPD/live.json" "--json"
+grep -qF 'r\\x1b' "$TMPD/live.json" || fail "--json does not show the escaped name"
+"$DMT" report --json "$TMPD/rec.dmtrec" >"$TMPD/report.json" 2>&1 || fail "report --json"
+json_ok "$TMPD/report.json" "report --json"
+"$DMT" gate --spec "$TMPD/spec.yaml" --from "$TMPD/rec.dmtrec" --json "$TMPD/gate.json" >/dev/null 2>&1
+python3 -c 'import json, sys; json.load(open(sys.argv[1], "rb"))' "$TMPD/gate.json" ||
+	fail "gate --json is not valid JSON"
+
+# 5. the exposition format: label values escaped, the format still parses
 testbed_traffic 3
 "$DMT" export --once -i 1s >"$TMPD/scrape.prom" 2>"$TMPD/export.err" ||
 	fail "export --once: $(cat "$TMPD/export.err")"

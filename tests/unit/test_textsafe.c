@@ -86,6 +86,17 @@ static void test_col_fits_and_pads(void **state)
 	assert_string_equal(textsafe_col(buf, sizeof(buf), "x", 0), "x");
 }
 
+/* JSON: valid UTF-8 passes as is (json-c escapes controls), anything else is escaped */
+static void test_utf8_for_json(void **state)
+{
+	char buf[64];
+	const char *ok = "e\x1b[2J\xc3\xa9";
+
+	assert_ptr_equal(textsafe_utf8(buf, sizeof(buf), ok), ok);
+	assert_string_equal(textsafe_utf8(buf, sizeof(buf), "r\x1b\xff"), "r\\x1b\\xff");
+	assert_string_equal(textsafe_utf8(buf, sizeof(buf), NULL), "");
+}
+
 /* The Prometheus label escaping uses the same classifier (promfmt.c). */
 static void test_prom_label_escapes_controls(void **state)
 {
@@ -106,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_str_never_cuts),
 		cmocka_unit_test(test_col_fits_and_pads),
 		cmocka_unit_test(test_prom_label_escapes_controls),
+		cmocka_unit_test(test_utf8_for_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
