@@ -555,6 +555,15 @@ static void print_meta(const char *path, const struct rec_meta *m)
 	}
 }
 
+/* The reader's one line quotes the file name: escaped (textsafe.h). */
+static void report_error(const struct rec_reader *rd)
+{
+	char esc[1024];
+
+	fprintf(stderr, "devmemtop report: %s\n",
+		textsafe_str(esc, sizeof(esc), rec_reader__error(rd)));
+}
+
 int cmd_report(int argc, char **argv)
 {
 	const struct rec_meta *m;
@@ -592,12 +601,15 @@ int cmd_report(int argc, char **argv)
 	}
 	rd = rec_reader__open(path);
 	if (!rd) {
-		fprintf(stderr, "devmemtop report: cannot open %s: %s\n", path, strerror(errno));
+		char esc[1024];
+
+		fprintf(stderr, "devmemtop report: cannot open %s: %s\n",
+			textsafe_str(esc, sizeof(esc), path), strerror(errno));
 		return 2;
 	}
 	m = rec_reader__meta(rd);
 	if (!m) {
-		fprintf(stderr, "devmemtop report: %s\n", rec_reader__error(rd));
+		report_error(rd);
 		rec_reader__free(rd);
 		return 1;
 	}
@@ -689,7 +701,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "devmemtop report: %s\n", rec_reader__error(rd));
+		report_error(rd);
 		rec_reader__free(rd);
 		return 1;
 	}
