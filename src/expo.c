@@ -330,7 +330,7 @@ static uint32_t addr_tag(uint64_t a)
 	static uint64_t key;
 
 	if (!key && getrandom(&key, sizeof(key), 0) != sizeof(key))
-		key = now_real_ns() * 0x9e3779b97f4a7c15ULL;	/* no getrandom: still unknown */
+		key = now_real_ns() * 0x9e3779b97f4a7c15ULL;	/* still not known outside */
 	key |= 1;
 	a ^= key;
 	a ^= a >> 33;

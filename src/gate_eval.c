@@ -673,7 +673,8 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 	/* spec, recording and kernel text: escaped (textsafe.h) */
 	char a[2048], b[2048], c[1024], d[1024];
 
-	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n", textsafe_str(a, sizeof(a), rep->spec->name),
+	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n",
+		textsafe_str(a, sizeof(a), rep->spec->name),
 		textsafe_str(b, sizeof(b), rep->source[0] ? rep->source : "live"), rep->duration_s,
 		(unsigned long long)rep->n_snapshots);
 	fprintf(f, "%-30s %-28s %-16s %-14s %s\n", "METRIC", "SELECTOR", "THRESHOLD",

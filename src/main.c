@@ -14,7 +14,8 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "top",	cmd_top,	"live view of page pools and devmem bindings (default)", 1 },
+	{ "top",	cmd_top,
+	  "live view of page pools and devmem bindings (default)", 1 },
 	{ "export",	cmd_export,	"serve metrics for Prometheus on /metrics", 1 },
 	{ "gate",	cmd_gate,	"check a spec's thresholds (CI gate: exit 0/1/2)", 2 },
 	{ "record",	cmd_record,	"record snapshots and events to a file", 2 },

@@ -38,7 +38,8 @@
  */
 #define REC_FLAG_KERNEL_ADDRS	(1u << 0)	/* pool/event addresses are raw */
 #define REC_FLAGS_KNOWN		REC_FLAG_KERNEL_ADDRS
-#define REC_MAX_FRAME		(32u << 20)	/* a full snapshot (REC_MAX_*) is < 16 MiB */
+/* a full snapshot (REC_MAX_* below) takes less than 16 MiB */
+#define REC_MAX_FRAME		(32u << 20)
 
 /*
  * The most a writer puts in one frame, and so the most a reader accepts:

@@ -519,7 +519,8 @@ static void print_tables(const struct report *r)
 		}
 		if (!a.count && !n.count && !f.count)
 			continue;
-		printf("  binding %u (%s):\n", t->last.id, textsafe_str(ifc, sizeof(ifc), t->last.ifname));
+		printf("  binding %u (%s):\n", t->last.id,
+		       textsafe_str(ifc, sizeof(ifc), t->last.ifname));
 		print_log2("alloc latency", &a);
 		print_log2("alloc latency per niov", &n);
 		print_log2("free latency", &f);
@@ -536,7 +537,8 @@ static void print_meta(const char *path, const struct rec_meta *m)
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("recording %s\n", textsafe_str(a, sizeof(a), path));
-	printf("  written by devmemtop %s on %s, kernel %s\n", textsafe_str(a, sizeof(a), m->version),
+	printf("  written by devmemtop %s on %s, kernel %s\n",
+	       textsafe_str(a, sizeof(a), m->version),
 	       textsafe_str(b, sizeof(b), m->host[0] ? m->host : "?"),
 	       textsafe_str(c, sizeof(c), m->kernel));
 	printf("  started %s, interval %.3gs, attach mode %s\n", when, m->interval_ns / 1e9,

@@ -771,7 +771,8 @@ int cmd_top(int argc, char **argv)
 		if (o.binding)
 			snprintf(bid, sizeof(bid), " --binding %u", o.binding);
 		fprintf(stderr, "devmemtop: no page pool or binding matched the filter%s%s%s\n",
-			o.iface[0] ? " --iface " : "", textsafe_str(ifc, sizeof(ifc), o.iface), bid);
+			o.iface[0] ? " --iface " : "",
+			textsafe_str(ifc, sizeof(ifc), o.iface), bid);
 		ret = 1;
 	}
 cleanup:

@@ -702,6 +702,7 @@ static void test_header_flags(void **state)
 			buf = write_recording(path, &len, fe, &nf);
 			assert_int_equal(buf[12], REC_FLAG_KERNEL_ADDRS);
 		} else {
+			struct rec_end e = { .exit_status = -1 };
 			struct rec_meta *m = meta();
 			struct rec_writer *w;
 			FILE *f;
@@ -709,7 +710,7 @@ static void test_header_flags(void **state)
 			m->kernel_addresses = false;
 			w = rec_writer__open(path, m);
 			assert_non_null(w);
-			assert_int_equal(rec_writer__end(w, &(struct rec_end){ .exit_status = -1 }), 0);
+			assert_int_equal(rec_writer__end(w, &e), 0);
 			assert_int_equal(rec_writer__close(w), 0);
 			free(m);
 			f = fopen(path, "rb");
@@ -727,7 +728,7 @@ static void test_header_flags(void **state)
 			buf[12 + bit / 8] ^= 1u << (bit % 8);
 			read_all(buf, len, &ret, err, sizeof(err), NULL);
 			if (!ret)
-				fail_msg("flags bit %d flipped (kernel addresses %d) went unnoticed",
+				fail_msg("flags bit %d flipped (raw addresses %d) unnoticed",
 					 bit, raw);
 			buf[12 + bit / 8] ^= 1u << (bit % 8);
 		}

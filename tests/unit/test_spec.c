@@ -348,8 +348,8 @@ static void test_deep_nesting(void **state)
 		snprintf(want, sizeof(want), "deep.yaml:%zu:%zu: nested deeper than 8 levels",
 			 cases[i].line, cases[i].col);
 		if (strncmp(err, want, strlen(want)))
-			fail_msg("'%s' x %zu: got \"%s\", want \"%s...\"", cases[i].unit, cases[i].n,
-				 err, want);
+			fail_msg("'%s' x %zu: got \"%s\", want \"%s...\"", cases[i].unit,
+				 cases[i].n, err, want);
 		/* generous: the fixed parser takes well under 10 ms */
 		assert_true(cpu < 2.0);
 		free(y);

@@ -80,9 +80,9 @@ static void test_col_fits_and_pads(void **state)
 			    "\xc3\xa9\xc3\xa9");
 	assert_string_equal(textsafe_col(buf, sizeof(buf), "\xc3\xa9", 3), "\xc3\xa9  ");
 	/* the kernel's longest name, all ESC: 15 x 4 columns, cut to 12 */
-	assert_string_equal(textsafe_col(buf, sizeof(buf),
-					 "\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b",
-					 12), "\\x1b\\x1b\\x1b");
+	assert_string_equal(textsafe_col(buf, sizeof(buf), "\x1b\x1b\x1b\x1b\x1b"
+					 "\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b", 12),
+			    "\\x1b\\x1b\\x1b");
 	assert_string_equal(textsafe_col(buf, sizeof(buf), "x", 0), "x");
 }
 
