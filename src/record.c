@@ -827,19 +827,17 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *met
 	}
 	/*
 	 * Owner only: a recording describes the kernel (pools, interfaces,
-	 * the probe log) and the user may be root. A replaced file is made
-	 * 0600 too; a device or FIFO (-o /dev/stdout) is left as it is.
+	 * the probe log) and the user may be root. A replaced file of ours is
+	 * made 0600 too; someone else's (fchmod refused) keeps the mode its
+	 * owner chose, and a device or FIFO (-o /dev/stdout) is left alone.
 	 */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 		goto free_w;
 	}
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077) && fchmod(fd, 0600)) {
-		err = -errno;
-		close(fd);
-		goto free_w;
-	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077))
+		fchmod(fd, 0600);	/* best effort, see above */
 	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		err = -errno;
