@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 #include "gate_eval.h"
 #include "outstream.h"
@@ -194,6 +195,8 @@ static void accum_add(enum gm_type t, union accum *d, const union accum *a)
 		break;
 	}
 }
+
+#define GATE_BASELINE_MAX_BYTES	(16 << 20)
 
 /* Keys are unique among objs: an open-addressing index, at most half full. */
 #define OBJ_IDX_SIZE	(2 * GATE_MAX_OBJS)
@@ -891,8 +894,18 @@ int gate_report__apply_baseline(struct gate_report *rep, const char *path, doubl
 				char *msg, size_t len)
 {
 	json_object *root, *arr, *v;
+	struct stat st;
 	int err = 0;
 
+	/*
+	 * A result is about 0.5 KiB a threshold: far below this. json-c needs
+	 * many times a file's size in memory, so a larger one is refused unread.
+	 */
+	if (!stat(path, &st) && st.st_size > GATE_BASELINE_MAX_BYTES) {
+		snprintf(msg, len, "%s: baseline of %lld bytes, larger than any gate result "
+			 "(%d MiB)", path, (long long)st.st_size, GATE_BASELINE_MAX_BYTES >> 20);
+		return -EFBIG;
+	}
 	root = json_object_from_file(path);
 	if (!root) {
 		snprintf(msg, len, "%s: cannot read baseline: %s", path, json_util_get_last_err() ?

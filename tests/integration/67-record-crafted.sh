@@ -71,4 +71,14 @@ run gatechurn 200 60 "$DMT" gate --spec "$TMPD/spec.yaml" --from "$TMPD/churn.dm
 [ $rc = 2 ] || fail "gate --from churn: exit $rc, want 2"
 grep -q "more than 16384 distinct pools or bindings match one check" "$TMPD/gatechurn.err" ||
 	fail "gate --from churn: $(cat "$TMPD/gatechurn.err")"
-pass "crafted recordings refused or read in bounded memory and time"
+# 4. same class, gate --baseline: a 40 MB JSON of 20M numbers (json-c would
+# need well over 1 GiB) is refused by its size, unread
+python3 -c 'import sys; sys.stdout.write("{\"devmemtop_gate\": 1, \"thresholds\": [" + "1," * 20000000 + "1]}")' \
+	>"$TMPD/baseline.json"
+python3 "$CRAFT" pools "$TMPD/small.dmtrec" 3 || fail "crafting"
+run baseline 64 10 "$DMT" gate --spec "$TMPD/spec.yaml" --from "$TMPD/small.dmtrec" \
+	--baseline "$TMPD/baseline.json"
+[ $rc = 2 ] || fail "gate --baseline (40 MB): exit $rc, want 2"
+grep -q "larger than any gate result" "$TMPD/baseline.err" ||
+	fail "gate --baseline (40 MB): $(cat "$TMPD/baseline.err")"
+pass "crafted recordings and baselines refused or read in bounded memory and time"
