@@ -8,8 +8,8 @@
  * BEL or a C1 CSI printed raw would drive the reader's terminal. So every
  * text output escapes control characters (C0, DEL, C1) and bytes that are
  * not valid UTF-8 as a visible "\xNN", and a backslash as "\\" (so the
- * escape cannot be forged). Columns count characters and are never cut
- * inside a UTF-8 sequence or an escape.
+ * escape cannot be forged). Columns count characters (a wide East Asian
+ * character as one) and are never cut inside a UTF-8 sequence or an escape.
  *
  *   char col[64];
  *   printf("%s %s\n", textsafe_col(col, sizeof(col), p->ifname, 12), ...);
