@@ -270,6 +270,10 @@ def scenario_leak(c, d):
 
 
 SCENARIOS = {"bulk": scenario_bulk, "exhaust": scenario_exhaust, "leak": scenario_leak}
+# issue #10: rx-page-size sweep and bad binds (assert_niov.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import assert_niov  # noqa: E402
+SCENARIOS.update(assert_niov.SCENARIOS)
 
 
 TAINT_TEST = 1 << 18     # 'N': a KUnit suite ran
