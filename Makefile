@@ -28,10 +28,17 @@ missing		= $(shell for p in $(1); do $(PKG_CONFIG) --exists $$p 2>/dev/null || e
 MISSING_PKGS	:= $(call missing,$(PKGS))
 MISSING_CORE	:= $(call missing,$(CORE_PKGS) cmocka)
 
+# CFLAGS/LDFLAGS/LDLIBS are the user's (make CFLAGS=... replaces them);
+# what the build needs lives in DMT_* so a command-line CFLAGS keeps it.
 CFLAGS		?= -O2 -g
-CFLAGS		+= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+DMT_CFLAGS	:= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 		   -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Isrc $(PKG_CFLAGS)
-LDLIBS		+= $(PKG_LIBS) -lm -lpthread
+DMT_LDLIBS	:= $(PKG_LIBS) -lm -lpthread
+
+# make asan: the binary, unit tests and fuzz targets with ASan+UBSan, in build-asan/.
+ASAN_OUTPUT	:= build-asan
+ASAN_FLAGS	:= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+		   -fno-sanitize-recover=undefined
 
 BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
 		   -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
@@ -59,7 +66,7 @@ OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS)) $(PROTO_OBJS)
 # object that starts calling into the collector or a UI fails to link there.
 CORE_NAMES	:= hist util snapshot snapbuild metrics objtrack record gate_spec gate_eval json_out promfmt expo \
 		   tokens \
-		   publisher promproto html_report
+		   publisher promproto html_report textsafe outstream
 CORE_OBJS	:= $(patsubst %,$(OUTPUT)/src/%.o,$(CORE_NAMES)) $(PROTO_OBJS)
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a
 # Everything but main: for the few tests of UI code (test_top).
@@ -70,6 +77,7 @@ TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest \
+	asan asan-unit-tests \
 	test-assets bench-assets \
 	bench fuzz deps
 
@@ -106,15 +114,15 @@ $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h: proto/%.proto | $(OUTPUT)
 
 $(OUTPUT)/src/%.pb-c.o: $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h | $(OUTPUT)/src
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h) bpf/devmemtop.h $(SKELS) $(PROTO_HDRS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/devmemtop: $(OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $^ $(DMT_LDLIBS) $(LDLIBS) -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	$(call msg,AR,$@)
@@ -122,12 +130,12 @@ $(CORE_LIB): $(CORE_OBJS)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(CORE_LIB) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(CORE_LIB) $(CORE_LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $< $(CORE_LIB) $(CORE_LIBS) $(LDLIBS) -lcmocka -o $@
 
 $(patsubst %,$(OUTPUT)/tests/%,$(FULL_TESTS)): $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) \
 		| $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(DMT_LDLIBS) $(LDLIBS) -lcmocka -o $@
 
 # BPF objects used by the tests only (no skeleton).
 $(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
@@ -145,7 +153,7 @@ $(OUTPUT)/bench/empty.bpf.o: bench/empty.bpf.c | $(OUTPUT)/bench
 
 $(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< $(DMT_LDLIBS) $(LDLIBS) -o $@
 
 bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
 
@@ -155,6 +163,19 @@ bench: all bench-assets
 
 unit-tests: check-core-libs $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
+
+# Everything built again with ASan+UBSan in $(ASAN_OUTPUT)/ (make CFLAGS=... keeps
+# the project's flags, see DMT_CFLAGS); any sanitizer report fails.
+asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ASAN_OUTPUT) CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" \
+		$(ASAN_OUTPUT)/devmemtop $(patsubst $(OUTPUT)/%,$(ASAN_OUTPUT)/%,$(TEST_BINS))
+	$(Q)OUT=$(CURDIR)/$(ASAN_OUTPUT)/fuzz tests/fuzz/build.sh >/dev/null
+
+asan-unit-tests: asan
+	$(Q)ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		tests/run-unit.sh $(patsubst $(OUTPUT)/%,$(ASAN_OUTPUT)/%,$(TEST_BINS))
 
 integration-tests: all test-assets
 	$(Q)tests/run-integration.sh
@@ -180,7 +201,7 @@ check test:
 	$(Q)scripts/install-deps.sh --lab
 	$(Q)$(MAKE) --no-print-directory check-all
 
-check-all: all unit-tests integration-tests vmtest
+check-all: all unit-tests asan-unit-tests integration-tests vmtest
 
 deps:
 	$(Q)scripts/install-deps.sh --lab
@@ -199,7 +220,7 @@ uninstall:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(ASAN_OUTPUT)
 
 .DELETE_ON_ERROR:
 .SECONDARY:

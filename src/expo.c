@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include "expo.h"
 #include "metrics.h"
 #include "util.h"
@@ -358,9 +359,19 @@ struct pool_lbl {
 	struct prom_label l[POOL_NLBL + 4];
 };
 
-/* A stable, non-reversible stand-in when the pool has no netlink id. */
+/*
+ * A stand-in when the pool has no netlink id: stable for this process,
+ * and keyed with a random value, since the unkeyed mix of a kernel heap
+ * address (about 30 bits of entropy) can be brute-forced back from 32 bits.
+ */
 static uint32_t addr_tag(uint64_t a)
 {
+	static uint64_t key;
+
+	if (!key && getrandom(&key, sizeof(key), 0) != sizeof(key))
+		key = now_real_ns() * 0x9e3779b97f4a7c15ULL;	/* still not known outside */
+	key |= 1;
+	a ^= key;
 	a ^= a >> 33;
 	a *= 0xff51afd7ed558ccdULL;
 	a ^= a >> 33;

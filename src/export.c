@@ -40,6 +40,7 @@
 #include "collector.h"
 #include "commands.h"
 #include "expo.h"
+#include "outstream.h"
 #include "promfmt.h"
 #include "promproto.h"
 #include "privdrop.h"
@@ -628,8 +629,7 @@ static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, do
 			.seconds = (double)(now_mono_ns() - t0) / 1e9 });
 	if (!err) {
 		text = promfmt__text(w, &len);
-		if (fwrite(text, 1, len, stdout) != len || fflush(stdout))
-			err = -EIO;
+		err = out_write(stdout, text, len);	/* the real reason; main() prints it */
 	}
 	promfmt__free(w);
 	return err;
@@ -825,7 +825,7 @@ int cmd_export(int argc, char **argv)
 	expo_totals__account(&totals, snap);
 	if (once) {
 		err = print_once(snap, &totals, eo.interval_s);
-		if (err)
+		if (err && !out_flush(stdout))	/* a stdout error: main() says it */
 			fprintf(stderr, "devmemtop export: %s\n", strerror(-err));
 		else
 			ret = 0;

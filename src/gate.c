@@ -16,9 +16,11 @@
 #include "gate_eval.h"
 #include "gate_spec.h"
 #include "html_report.h"
+#include "outstream.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
+#include "textsafe.h"
 #include "util.h"
 
 #define EXIT_GATE_ERROR	2
@@ -193,14 +195,15 @@ static void gate_error(const struct gate_args *a, const char *name, const char *
 
 static void gate_error(const struct gate_args *a, const char *name, const char *fmt, ...)
 {
-	char msg[1600];
+	char msg[1600], esc[2048];
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "devmemtop gate: %s\n", msg);
+	/* may quote the spec, the recording or its kernel string: escaped */
+	fprintf(stderr, "devmemtop gate: %s\n", textsafe_str(esc, sizeof(esc), msg));
 	err = gate_write_error(a->junit, a->json, name, msg);
 	if (err)
 		fprintf(stderr, "devmemtop gate: cannot write the error to --junit/--json: %s\n",
@@ -372,6 +375,11 @@ static int gate_from(const struct gate_args *a, const struct gate_spec *spec,
 		if (!err && gate_html)
 			err = html_run__add(gate_html, it.snap);
 		snapshot__free(it.snap);
+		if (err == -E2BIG) {
+			gate_error(a, spec->name, "%s: more than %d distinct pools or bindings "
+				   "match one check: refusing to gate it", a->from, GATE_MAX_OBJS);
+			goto free_r;
+		}
 		if (err) {
 			gate_error(a, spec->name, "%s", strerror(-err));
 			goto free_r;
@@ -448,7 +456,7 @@ int cmd_gate(int argc, char **argv)
 	    gate_report__apply_baseline(&rep, a.baseline, a.max_regression, err, sizeof(err)))
 		snprintf(rep.error, sizeof(rep.error), "%.700s", err);
 	gate_report__print(&rep, stdout);
-	fflush(stdout);
+	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	ret = gate_report__exit_code(&rep);
 	if (a.junit && (werr = gate_report__write_junit(&rep, a.junit))) {
 		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.junit, strerror(-werr));
@@ -463,7 +471,7 @@ int cmd_gate(int argc, char **argv)
 		ret = EXIT_GATE_ERROR;
 	}
 	if (rep.error[0])
-		fprintf(stderr, "devmemtop gate: %s\n", rep.error);
+		fprintf(stderr, "devmemtop gate: %s\n", textsafe_str(err, sizeof(err), rep.error));
 	gate_report__fini(&rep);
 free_eval:
 	html_run__free(gate_html);

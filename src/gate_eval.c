@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 #include "gate_eval.h"
 #include "metrics.h"
 #include "objtrack.h"
+#include "outstream.h"
+#include "textsafe.h"
 #include "util.h"
 
 union accum {
@@ -74,8 +77,10 @@ struct gate_eval *gate_eval__new(const struct gate_spec *spec)
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (size_t i = 0; i < spec->n_checks; i++)
+	for (size_t i = 0; i < spec->n_checks; i++) {
 		e->cs[i].chk = &spec->checks[i];
+		e->cs[i].ids.max = GATE_MAX_OBJS;
+	}
 	return e;
 }
 
@@ -196,6 +201,8 @@ static void accum_add(enum gm_type t, union accum *d, const union accum *a)
 	}
 }
 
+#define GATE_BASELINE_MAX_BYTES	(16 << 20)
+
 /* The check's state of the object at index i of its tracker. */
 static struct obj *obj_at(struct check_state *cs, int i, bool created)
 {
@@ -245,6 +252,8 @@ static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_s
 		i = objtrack__pool(&cs->ids, src, &created);
 	else if (def->obj == GM_OBJ_BINDING)
 		i = objtrack__binding(&cs->ids, src, &created);
+	if (i < 0)
+		return i;	/* -ENOMEM, or -E2BIG past GATE_MAX_OBJS (objtrack) */
 	o = obj_at(cs, i, created);
 	if (!o)
 		return -ENOMEM;
@@ -652,8 +661,12 @@ static void fmt_observed(char *buf, size_t len, const struct gate_result *r)
 
 void gate_report__print(const struct gate_report *rep, FILE *f)
 {
-	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n", rep->spec->name,
-		rep->source[0] ? rep->source : "live", rep->duration_s,
+	/* spec, recording and kernel text: escaped (textsafe.h) */
+	char a[2048], b[2048], c[1024], d[1024];
+
+	fprintf(f, "gate %s: %s, %.1fs, %llu snapshots\n",
+		textsafe_str(a, sizeof(a), rep->spec->name),
+		textsafe_str(b, sizeof(b), rep->source[0] ? rep->source : "live"), rep->duration_s,
 		(unsigned long long)rep->n_snapshots);
 	fprintf(f, "%-30s %-28s %-16s %-14s %s\n", "METRIC", "SELECTOR", "THRESHOLD",
 		"OBSERVED", "RESULT");
@@ -663,14 +676,15 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 
 		fmt_observed(obs, sizeof(obs), r);
 		fprintf(f, "%-30s %-28s %-16s %-14s %s%s%s\n", gm_def(r->chk->metric)->name,
-			r->chk->sel_str, r->th->expr, obs, gate_status_name(r->status),
-			r->note[0] ? "  " : "", r->note);
+			textsafe_str(a, sizeof(a), r->chk->sel_str),
+			textsafe_str(b, sizeof(b), r->th->expr), obs, gate_status_name(r->status),
+			r->note[0] ? "  " : "", textsafe_str(c, sizeof(c), r->note));
 	}
 	if (rep->ringbuf_drops)
 		fprintf(f, "warning: %llu events lost (ring buffer full) during the run\n",
 			(unsigned long long)rep->ringbuf_drops);
 	if (rep->error[0])
-		fprintf(f, "error: %s\n", rep->error);
+		fprintf(f, "error: %s\n", textsafe_str(d, sizeof(d), rep->error));
 	fprintf(f, "%d passed, %d failed, %d errors, %d skipped: %s\n", rep->n_pass, rep->n_fail,
 		rep->n_error, rep->n_skip,
 		gate_report__exit_code(rep) == 0 ? "PASS" :
@@ -679,32 +693,37 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 
 static void xml_escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = *s;
+	while (*s) {
+		size_t n;
 
-		switch (c) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			/* XML 1.0 allows no control characters but tab/nl/cr */
-			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-				fprintf(f, "?");
-			else
-				fputc(c, f);
+		switch (*s) {
+		case '<': fputs("&lt;", f); s++; continue;
+		case '>': fputs("&gt;", f); s++; continue;
+		case '&': fputs("&amp;", f); s++; continue;
+		case '"': fputs("&quot;", f); s++; continue;
+		case '\'': fputs("&apos;", f); s++; continue;
+		case '\t': case '\n': case '\r': fputc(*s, f); s++; continue;
 		}
+		/*
+		 * XML 1.0 allows no other control character, and the file says
+		 * UTF-8: anything else is shown as \xNN (textsafe.h)
+		 */
+		n = textsafe_char(s);
+		if (n)
+			fwrite(s, 1, n, f);
+		else
+			fprintf(f, "\\x%02x", (unsigned char)*s);
+		s += n ? n : 1;
 	}
 }
 
 int gate_report__write_junit(const struct gate_report *rep, const char *path)
 {
-	FILE *f = fopen(path, "w");
-	int err = 0;
+	int err = out_check_path(path);
+	FILE *f = err ? NULL : fopen(path, "w");
 
 	if (!f)
-		return -errno;
+		return err ?: -errno;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<testsuites tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
 		rep->n_results, rep->n_fail, rep->n_error + (rep->error[0] ? 1 : 0), rep->n_skip);
@@ -756,11 +775,16 @@ int gate_report__write_junit(const struct gate_report *rep, const char *path)
 		fprintf(f, "\"/>\n    </testcase>\n");
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
-	if (fflush(f) || ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
+	err = out_close(f);	/* the real reason, e.g. ENOSPC */
 	return err;
+}
+
+/* JSON must be valid UTF-8: a recording's or path's strings may not be (textsafe.h) */
+static json_object *jstr(const char *s)
+{
+	char buf[1024];
+
+	return json_object_new_string(textsafe_utf8(buf, sizeof(buf), s));
 }
 
 static const char *const bound_names[] = { "exact", "upper", "lower" };
@@ -784,10 +808,10 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 		return -ENOMEM;
 	}
 	json_object_object_add(root, "devmemtop_gate", json_object_new_int(1));
-	json_object_object_add(root, "spec", json_object_new_string(rep->spec->name));
-	json_object_object_add(root, "spec_path", json_object_new_string(rep->spec->path));
-	json_object_object_add(root, "source", json_object_new_string(rep->source));
-	json_object_object_add(root, "kernel", json_object_new_string(rep->kernel));
+	json_object_object_add(root, "spec", jstr(rep->spec->name));
+	json_object_object_add(root, "spec_path", jstr(rep->spec->path));
+	json_object_object_add(root, "source", jstr(rep->source));
+	json_object_object_add(root, "kernel", jstr(rep->kernel));
 	json_object_object_add(root, "mode", json_object_new_string(rep->mode));
 	json_object_object_add(root, "duration_s", json_object_new_double(rep->duration_s));
 	json_object_object_add(root, "snapshots", json_object_new_int64(rep->n_snapshots));
@@ -796,7 +820,7 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 		gate_report__exit_code(rep) == 0 ? "pass" :
 		gate_report__exit_code(rep) == 1 ? "fail" : "error"));
 	json_object_object_add(root, "error", rep->error[0] ?
-			       json_object_new_string(rep->error) : NULL);
+			       jstr(rep->error) : NULL);
 	for (size_t i = 0; i < rep->n_results; i++) {
 		const struct gate_result *r = &rep->results[i];
 		json_object *o = json_object_new_object();
@@ -810,8 +834,8 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 										   sizeof(key))));
 		json_object_object_add(o, "metric",
 				       json_object_new_string(gm_def(r->chk->metric)->name));
-		json_object_object_add(o, "selector", json_object_new_string(r->chk->sel_str));
-		json_object_object_add(o, "expr", json_object_new_string(r->th->expr));
+		json_object_object_add(o, "selector", jstr(r->chk->sel_str));
+		json_object_object_add(o, "expr", jstr(r->th->expr));
 		json_object_object_add(o, "stat", json_object_new_string(gate_stat_name(r->th->stat)));
 		json_object_object_add(o, "op", json_object_new_string(gate_op_name(r->th->op)));
 		json_object_object_add(o, "threshold", json_object_new_double(r->th->value));
@@ -820,7 +844,7 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 				       json_object_new_double(r->observed) : NULL);
 		json_object_object_add(o, "bound", json_object_new_string(bound_names[r->bound]));
 		json_object_object_add(o, "status", json_object_new_string(gate_status_name(r->status)));
-		json_object_object_add(o, "note", json_object_new_string(r->note));
+		json_object_object_add(o, "note", jstr(r->note));
 		json_object_object_add(o, "baseline", r->has_baseline ?
 				       json_object_new_double(r->baseline) : NULL);
 		json_object_object_add(o, "regression_pct", r->has_baseline && isfinite(r->regression_pct) ?
@@ -829,7 +853,8 @@ int gate_report__write_json(const struct gate_report *rep, const char *path)
 	}
 	json_object_object_add(root, "thresholds", arr);
 	arr = NULL;
-	if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY))
+	err = out_check_path(path);
+	if (!err && json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY))
 		err = errno ? -errno : -EIO;
 put:
 	json_object_put(arr);
@@ -857,8 +882,18 @@ int gate_report__apply_baseline(struct gate_report *rep, const char *path, doubl
 				char *msg, size_t len)
 {
 	json_object *root, *arr, *v;
+	struct stat st;
 	int err = 0;
 
+	/*
+	 * A result is about 0.5 KiB a threshold: far below this. json-c needs
+	 * many times a file's size in memory, so a larger one is refused unread.
+	 */
+	if (!stat(path, &st) && st.st_size > GATE_BASELINE_MAX_BYTES) {
+		snprintf(msg, len, "%s: baseline of %lld bytes, larger than any gate result "
+			 "(%d MiB)", path, (long long)st.st_size, GATE_BASELINE_MAX_BYTES >> 20);
+		return -EFBIG;
+	}
 	root = json_object_from_file(path);
 	if (!root) {
 		snprintf(msg, len, "%s: cannot read baseline: %s", path, json_util_get_last_err() ?
@@ -925,9 +960,10 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 	int err = 0;
 
 	if (junit) {
-		f = fopen(junit, "w");
+		err = out_check_path(junit);
+		f = err ? NULL : fopen(junit, "w");
 		if (!f)
-			return -errno;
+			return err ?: -errno;
 		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			   "<testsuites tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
 			   "  <testsuite name=\"");
@@ -937,10 +973,7 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 			   "      <error message=\"");
 		xml_escape(f, msg);
 		fprintf(f, "\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
-		if (fflush(f) || ferror(f))
-			err = -EIO;
-		if (fclose(f) && !err)
-			err = -errno;
+		err = out_close(f);
 		if (err)
 			return err;
 	}
@@ -950,11 +983,12 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 	if (!root)
 		return -ENOMEM;
 	json_object_object_add(root, "devmemtop_gate", json_object_new_int(1));
-	json_object_object_add(root, "spec", json_object_new_string(name));
+	json_object_object_add(root, "spec", jstr(name));
 	json_object_object_add(root, "result", json_object_new_string("error"));
-	json_object_object_add(root, "error", json_object_new_string(msg));
+	json_object_object_add(root, "error", jstr(msg));
 	json_object_object_add(root, "thresholds", json_object_new_array());
-	if (json_object_to_file_ext(json, root, JSON_C_TO_STRING_PRETTY))
+	err = out_check_path(json);
+	if (!err && json_object_to_file_ext(json, root, JSON_C_TO_STRING_PRETTY))
 		err = errno ? -errno : -EIO;
 	json_object_put(root);
 	return err;

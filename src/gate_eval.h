@@ -66,7 +66,15 @@ struct gate_report {
 
 struct gate_eval;
 
+/*
+ * Distinct pools or bindings one check follows over a run (each costs a
+ * few KiB): gate_eval__add() returns -E2BIG past it rather than growing
+ * with whatever a recording lists.
+ */
+#define GATE_MAX_OBJS	16384
+
 struct gate_eval *gate_eval__new(const struct gate_spec *spec);
+/* 0, -ENOMEM, or -E2BIG: more than GATE_MAX_OBJS objects match one check. */
 int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s);
 /*
  * Check availability of every metric the spec uses against a snapshot.

@@ -778,6 +778,51 @@ static void one_line(char *s)
 			*s = ' ';
 }
 
+/*
+ * A spec nests at most four levels (root map, thresholds list, a check's
+ * map, its expect list); allow twice that. libyaml's scanner does work
+ * per token proportional to the open flow collections, so 500k unclosed
+ * '[' cost minutes in yaml_parser_load(): count the depth over the event
+ * stream first and stop at the first level too many, after reading only
+ * that far.
+ */
+#define SPEC_MAX_DEPTH 8
+
+static int check_depth(const char *buf, size_t len, const char *name, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, ret = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev))
+			break;	/* the loader reports the syntax error, after as much work */
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > SPEC_MAX_DEPTH) {
+				snprintf(err, errlen, "%s:%zu:%zu: nested deeper than %d levels "
+					 "(a spec needs 4)", name, ev.start_mark.line + 1,
+					 ev.start_mark.column + 1, SPEC_MAX_DEPTH);
+				ret = -EINVAL;
+			}
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+			   ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		if (ev.type == YAML_STREAM_END_EVENT || ret) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return ret;
+}
+
 struct gate_spec *gate_spec__parse_buf(const char *buf, size_t len, const char *name, char *err,
 				       size_t errlen)
 {
@@ -798,6 +843,8 @@ struct gate_spec *gate_spec__parse_buf(const char *buf, size_t len, const char *
 		snprintf(err, errlen, "%s: out of memory", name);
 		goto free_spec;
 	}
+	if (check_depth(buf, len, name, err, errlen))
+		goto free_parser;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		snprintf(err, errlen, "%s:%zu:%zu: YAML error: %s%s%s", name,

@@ -4,84 +4,27 @@
 #include <string.h>
 #include "json_out.h"
 #include "metrics.h"
+#include "textsafe.h"
 #include "util.h"
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+/* JSON must be valid UTF-8: kernel- and file-supplied strings may not be (textsafe.h) */
+static struct json_object *jstr(const char *s)
 {
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;
+	char buf[1024];
 
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	/* no overlong forms, no surrogates, nothing above U+10FFFF */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
+	return json_object_new_string(textsafe_utf8(buf, sizeof(buf), s));
 }
 
-/*
- * A string from the kernel or a recording (interface names: any bytes but
- * '/' and NUL): JSON must be valid UTF-8, so each invalid byte becomes
- * U+FFFD. Control characters are json-c's to escape (\u001b). NULL: empty.
- */
+/* A name (interface, reason) that may be empty: null then. */
 static struct json_object *json_name(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = s ? strlen(s) : 0, o = 0;
-	struct json_object *j;
-	char *buf;
-
-	if (!n)
-		return NULL;
-	buf = malloc(n * 3 + 1);
-	if (!buf)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(p + i, n - i);
-
-		if (l) {
-			memcpy(buf + o, p + i, l);
-			o += l;
-			i += l;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	buf[o] = '\0';
-	j = json_object_new_string_len(buf, (int)o);
-	free(buf);
-	return j;
+	return s && *s ? jstr(s) : NULL;
 }
 
 /* Strings that may come from a recording too: valid UTF-8, "" when empty. */
 static void add_str(struct json_object *o, const char *k, const char *v)
 {
-	json_object_object_add(o, k, v && *v ? json_name(v) : json_object_new_string(""));
+	json_object_object_add(o, k, jstr(v ? v : ""));
 }
 
 static void add_int_or_null(struct json_object *o, const char *k, int64_t v)
@@ -93,7 +36,6 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
-
 
 /*
  * {"count", "sum", "p50", "p90", "p99", "max", "buckets": [[le, count]...]}
@@ -165,7 +107,7 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 
 	json_object_object_add(o, "id", json_object_new_uint64(p->id));
 	snprintf(addr, sizeof(addr), "%#llx", (unsigned long long)p->addr);
-	json_object_object_add(o, "addr", p->addr ? json_object_new_string(addr) : NULL);
+	json_object_object_add(o, "addr", p->addr ? jstr(addr) : NULL);
 	json_object_object_add(o, "ifindex", p->ifindex ? json_object_new_int(p->ifindex) : NULL);
 	json_object_object_add(o, "ifname", json_name(p->ifname));
 	json_object_object_add(o, "netns", p->netns ? json_object_new_uint64(p->netns) : NULL);

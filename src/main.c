@@ -3,20 +3,23 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "outstream.h"
 #include "util.h"
 
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
+	int err_exit;		/* its exit status for an error (a failed write to stdout) */
 };
 
 static const struct cmd cmds[] = {
-	{ "top",	cmd_top,	"live view of page pools and devmem bindings (default)" },
-	{ "export",	cmd_export,	"serve metrics for Prometheus on /metrics" },
-	{ "gate",	cmd_gate,	"check a spec's thresholds (CI gate: exit 0/1/2)" },
-	{ "record",	cmd_record,	"record snapshots and events to a file" },
-	{ "report",	cmd_report,	"print a recording's tables and histograms" },
+	{ "top",	cmd_top,
+	  "live view of page pools and devmem bindings (default)", 1 },
+	{ "export",	cmd_export,	"serve metrics for Prometheus on /metrics", 1 },
+	{ "gate",	cmd_gate,	"check a spec's thresholds (CI gate: exit 0/1/2)", 2 },
+	{ "record",	cmd_record,	"record snapshots and events to a file", 2 },
+	{ "report",	cmd_report,	"print a recording's tables and histograms", 2 },
 };
 
 static void usage(FILE *f)
@@ -31,22 +34,32 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	char name[32];
+	int ret;
+
+	out_reserve_std_fds();
 	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 			  !strcmp(argv[1], "-h"))) {
 		usage(stdout);
-		return 0;
+		return out_finish_stdout("devmemtop", 0, 2);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
 		printf("devmemtop %s\n", DEVMEMTOP_VERSION);
-		return 0;
+		return out_finish_stdout("devmemtop", 0, 2);
 	}
 	if (argc >= 2 && argv[1][0] != '-') {
-		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-			if (!strcmp(argv[1], cmds[i].name))
-				return cmds[i].fn(argc - 1, argv + 1);
+		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+			if (strcmp(argv[1], cmds[i].name))
+				continue;
+			ret = cmds[i].fn(argc - 1, argv + 1);
+			/* every command: a failed write to stdout is an error, with its reason */
+			snprintf(name, sizeof(name), "devmemtop %s", cmds[i].name);
+			return out_finish_stdout(name, ret, cmds[i].err_exit);
+		}
 		fprintf(stderr, "devmemtop: unknown command '%s' (try 'devmemtop help')\n",
 			argv[1]);
 		return 2;
 	}
-	return cmd_top(argc, argv);
+	ret = cmd_top(argc, argv);
+	return out_finish_stdout("devmemtop", ret, 1);
 }

@@ -17,8 +17,15 @@ bool objtrack_same_pool(const struct objtrack_ent *prev, const struct dmt_pool_s
 	return p->holds >= prev->holds && p->releases >= prev->releases;
 }
 
+static size_t max_objs(const struct objtrack *t)
+{
+	return t->max ? t->max : OBJTRACK_MAX;
+}
+
 static int add(struct objtrack *t)
 {
+	if (t->n == max_objs(t))
+		return -E2BIG;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
 		struct objtrack_ent *n = realloc(t->v, cap * sizeof(*n));
@@ -33,20 +40,82 @@ static int add(struct objtrack *t)
 	return (int)t->n++;
 }
 
+/* Both indexes, allocated at the first lookup that misses the hint. */
+static int idx_init(struct objtrack *t)
+{
+	size_t sz = 16;
+
+	if (t->by_id)
+		return 0;
+	while (sz < 2 * max_objs(t))
+		sz *= 2;
+	t->by_id = calloc(sz, sizeof(*t->by_id));
+	t->by_addr = calloc(sz, sizeof(*t->by_addr));
+	if (!t->by_id || !t->by_addr) {
+		free(t->by_id);
+		free(t->by_addr);
+		t->by_id = t->by_addr = NULL;
+		return -ENOMEM;
+	}
+	t->idx_size = sz;
+	return 0;
+}
+
+static uint64_t ent_key(const struct objtrack_ent *e, bool by_id)
+{
+	return by_id ? e->id : e->addr;
+}
+
+/*
+ * The slot of key in one index: the one holding it, or the free one where
+ * it goes. An object's id and address only ever go from 0 to their value,
+ * so a slot's key is that of the object it points at; at most max keys
+ * per index, in twice as many slots.
+ */
+static size_t idx_slot(const struct objtrack *t, const uint32_t *idx, bool by_id, uint64_t key)
+{
+	size_t mask = t->idx_size - 1, h = (key * 0x9e3779b97f4a7c15ULL) >> 32;
+
+	for (h &= mask; idx[h]; h = (h + 1) & mask)
+		if (ent_key(&t->v[idx[h] - 1], by_id) == key)
+			break;
+	return h;
+}
+
+/* The newest object with this key, or -1. */
+static long idx_get(const struct objtrack *t, bool by_id, uint64_t key)
+{
+	const uint32_t *idx = by_id ? t->by_id : t->by_addr;
+	size_t h = idx_slot(t, idx, by_id, key);
+
+	return idx[h] ? (long)idx[h] - 1 : -1;
+}
+
+static void idx_put(struct objtrack *t, bool by_id, uint64_t key, size_t i)
+{
+	uint32_t *idx = by_id ? t->by_id : t->by_addr;
+
+	if (key)
+		idx[idx_slot(t, idx, by_id, key)] = (uint32_t)i + 1;
+}
+
 int objtrack__pool(struct objtrack *t, const struct dmt_pool_snap *p, bool *created)
 {
 	size_t i = t->hint < t->n && objtrack_same_pool(&t->v[t->hint], p) ? t->hint : t->n;
+	long j;
 	int k;
 
 	*created = false;
 	if (i == t->n) {
-		/* newest first: a reused address matches its latest pool */
-		for (size_t j = t->n; j-- > 0;) {
-			if (objtrack_same_pool(&t->v[j], p)) {
-				i = j;
-				break;
-			}
-		}
+		/* a reused address or id: the newest object with it is the candidate */
+		if (idx_init(t))
+			return -ENOMEM;
+		if (p->id && (j = idx_get(t, true, p->id)) >= 0 &&
+		    objtrack_same_pool(&t->v[j], p))
+			i = j;
+		else if (p->addr && (j = idx_get(t, false, p->addr)) >= 0 &&
+			 objtrack_same_pool(&t->v[j], p))
+			i = j;
 	}
 	if (i == t->n) {
 		k = add(t);
@@ -62,21 +131,33 @@ int objtrack__pool(struct objtrack *t, const struct dmt_pool_snap *p, bool *crea
 		t->v[i].id = p->id;
 	t->v[i].holds = p->holds;
 	t->v[i].releases = p->releases;
+	if (t->by_id) {
+		idx_put(t, true, t->v[i].id, i);
+		idx_put(t, false, t->v[i].addr, i);
+	}
 	return (int)i;
 }
 
 int objtrack__binding(struct objtrack *t, const struct dmt_binding_snap *b, bool *created)
 {
+	long j;
 	int k;
 
 	*created = false;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].id == b->id)
-			return (int)i;
+	if (t->hint < t->n && t->v[t->hint].id == b->id)
+		return (int)t->hint++;
+	if (idx_init(t))
+		return -ENOMEM;
+	j = idx_get(t, true, b->id);
+	if (j >= 0) {
+		t->hint = j + 1;
+		return (int)j;
+	}
 	k = add(t);
 	if (k < 0)
 		return k;
 	t->v[k].id = b->id;
+	idx_put(t, true, b->id, k);
 	*created = true;
 	return k;
 }
@@ -84,6 +165,8 @@ int objtrack__binding(struct objtrack *t, const struct dmt_binding_snap *b, bool
 void objtrack__fini(struct objtrack *t)
 {
 	free(t->v);
+	free(t->by_id);
+	free(t->by_addr);
 	memset(t, 0, sizeof(*t));
 }
 

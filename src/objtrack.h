@@ -14,8 +14,14 @@
  *     new pool on a reused address.
  * A binding is its id.
  *
+ * Lookups cost O(1) whatever the recording holds (a crafted one may list
+ * hundreds of thousands of pools): the snapshot order hint first, then an
+ * index by netlink id and one by address, each pointing at the newest
+ * object with that key. At most `max` objects are tracked (default
+ * OBJTRACK_MAX); one more is -E2BIG, which callers count or refuse.
+ *
  *   struct objtrack t = {};
- *   int i = objtrack__pool(&t, p, &created);   index (stable) or -ENOMEM
+ *   int i = objtrack__pool(&t, p, &created);   index (stable), -ENOMEM or -E2BIG
  *   ...
  *   objtrack__fini(&t);
  */
@@ -33,14 +39,19 @@ struct objtrack_ent {
 	uint64_t holds, releases;
 };
 
+#define OBJTRACK_MAX	16384
+
 struct objtrack {
 	struct objtrack_ent *v;
 	size_t n, cap;
 	size_t hint;		/* snapshots list objects in a stable order */
+	size_t max;		/* objects tracked at most; 0: OBJTRACK_MAX */
+	uint32_t *by_id, *by_addr;	/* 1 + index of the newest object, 0 free */
+	size_t idx_size;		/* a power of two, >= 2 * max */
 };
 
 bool objtrack_same_pool(const struct objtrack_ent *prev, const struct dmt_pool_snap *p);
-/* Index of the object p continues, or of a new one (*created). -ENOMEM. */
+/* Index of the object p continues, or of a new one (*created). -ENOMEM, -E2BIG. */
 int objtrack__pool(struct objtrack *t, const struct dmt_pool_snap *p, bool *created);
 int objtrack__binding(struct objtrack *t, const struct dmt_binding_snap *b, bool *created);
 void objtrack__fini(struct objtrack *t);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "promfmt.h"
 #include "promproto.h"
+#include "textsafe.h"
 
 struct promfmt {
 	char *buf;
@@ -112,26 +113,59 @@ static void putc_(struct promfmt *w, char c)
 	put(w, &c, 1);
 }
 
-/* Label values escape \, " and newline; HELP text escapes \ and newline. */
+/*
+ * Label values escape \, " and newline; HELP text escapes \ and newline.
+ * Both must be valid UTF-8 and should not carry terminal controls: a byte
+ * textsafe_char() refuses (an ESC in an interface name, invalid UTF-8)
+ * becomes the visible text \xNN, written as "\\xNN". A tab is valid
+ * in the format and kept.
+ * The escaped form of the unit at s into out (at most 5 bytes); returns
+ * how many bytes of s it covers, and its length in *olen.
+ */
+static size_t prom_unit(const char *s, int quote, char *out, size_t *olen)
+{
+	size_t n;
+
+	switch (*s) {
+	case '\\':
+		memcpy(out, "\\\\", 2);
+		*olen = 2;
+		return 1;
+	case '\n':
+		memcpy(out, "\\n", 2);
+		*olen = 2;
+		return 1;
+	case '"':
+		if (quote) {
+			memcpy(out, "\\\"", 2);
+			*olen = 2;
+			return 1;
+		}
+		break;
+	case '\t':
+		out[0] = '\t';
+		*olen = 1;
+		return 1;
+	}
+	n = textsafe_char(s);
+	if (n) {
+		memcpy(out, s, n);
+		*olen = n;
+		return n;
+	}
+	snprintf(out, 6, "\\\\x%02x", (unsigned char)*s);
+	*olen = 5;
+	return 1;
+}
+
 static void put_escaped(struct promfmt *w, const char *s, int quote)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '\\':
-			put(w, "\\\\", 2);
-			break;
-		case '\n':
-			put(w, "\\n", 2);
-			break;
-		case '"':
-			if (quote)
-				put(w, "\\\"", 2);
-			else
-				putc_(w, '"');
-			break;
-		default:
-			putc_(w, *s);
-		}
+	while (s && *s) {
+		char u[6];
+		size_t ulen;
+
+		s += prom_unit(s, quote, u, &ulen);
+		put(w, u, ulen);
 	}
 }
 
@@ -139,25 +173,15 @@ int prom_escape_label(char *buf, size_t len, const char *s)
 {
 	size_t o = 0;
 
-	for (; s && *s; s++) {
-		const char *e = NULL;
-		size_t n = 1;
+	while (s && *s) {
+		char u[6];
+		size_t ulen;
 
-		if (*s == '\\')
-			e = "\\\\";
-		else if (*s == '"')
-			e = "\\\"";
-		else if (*s == '\n')
-			e = "\\n";
-		if (e)
-			n = 2;
-		if (o + n + 1 > len)
+		s += prom_unit(s, 1, u, &ulen);
+		if (o + ulen + 1 > len)
 			return -ENOSPC;
-		if (e)
-			memcpy(buf + o, e, 2);
-		else
-			buf[o] = *s;
-		o += n;
+		memcpy(buf + o, u, ulen);
+		o += ulen;
 	}
 	if (o + 1 > len)
 		return -ENOSPC;

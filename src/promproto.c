@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "prometheus_metrics.pb-c.h"
 #include "promproto.h"
+#include "textsafe.h"
 
 typedef Io__Prometheus__Client__MetricFamily MetricFamily;
 typedef Io__Prometheus__Client__Metric Metric;
@@ -70,6 +72,40 @@ static char *copy(struct promproto *pp, const char *s)
 
 	if (d)
 		memcpy(d, s ? s : "", n);
+	return d;
+}
+
+/*
+ * A label value as the text format's reader ends up with it (promfmt.c):
+ * valid UTF-8 with no terminal controls, a refused byte shown as the text
+ * \xNN. Protobuf strings must be UTF-8 too, or the whole scrape fails.
+ */
+static char *copy_label(struct promproto *pp, const char *s)
+{
+	size_t n = 0, o = 0, k;
+	char *d;
+
+	s = s ? s : "";
+	for (const char *p = s; *p; p += k) {
+		k = *p == '\t' ? 1 : textsafe_char(p);
+		n += k ? k : 4;
+		k = k ? k : 1;
+	}
+	d = alloc(pp, n + 1);
+	if (!d)
+		return NULL;
+	for (; *s; s += k) {
+		k = *s == '\t' ? 1 : textsafe_char(s);
+		if (k) {
+			memcpy(d + o, s, k);
+			o += k;
+		} else {
+			snprintf(d + o, 5, "\\x%02x", (unsigned char)*s);
+			o += 4;
+			k = 1;
+		}
+	}
+	d[o] = '\0';
 	return d;
 }
 
@@ -208,7 +244,7 @@ static Metric *new_metric(struct promproto *pp, const struct prom_label *lbl, si
 			return NULL;
 		io__prometheus__client__label_pair__init(lp);
 		lp->name = copy(pp, key);
-		lp->value = copy(pp, val);
+		lp->value = copy_label(pp, val);
 		m->label[k++] = lp;
 	}
 	m->n_label = k;

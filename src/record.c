@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Recording file format: writer, reader and the snapshot encoding. */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include "metrics.h"
 #include "record.h"
 #include "util.h"
@@ -121,12 +125,36 @@ static void put_avail(struct rec_buf *b, const struct dmt_availability *a)
 	}
 }
 
+/*
+ * A kernel address as the recording shows it (rec_meta.kernel_addresses):
+ * a keyed mix, one-to-one, 0 kept as 0 ("no address"). Without the key
+ * (random per recording, never written) it says nothing of the layout.
+ */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t put_addr_value(const struct rec_buf *b, uint64_t addr)
+{
+	uint64_t h;
+
+	if (!b->addr_key || !addr)
+		return addr;
+	h = mix64(mix64(addr ^ b->addr_key[0]) + b->addr_key[1]);
+	return h ? h : 1;
+}
+
 static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
 {
 	size_t off = b->len;
 
 	put_u32(b, 0);
-	put_u64(b, p->addr);
+	put_u64(b, put_addr_value(b, p->addr));
 	put_u32(b, p->id);
 	put_u32(b, p->ifindex);
 	put_str(b, p->ifname);
@@ -220,9 +248,11 @@ static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
 static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
 {
 	const struct dmt_tok_cost *t = &s->tok_cost;
+	/* the largest holders come first: keep those */
+	size_t n = s->n_holders < REC_MAX_HOLDERS ? s->n_holders : REC_MAX_HOLDERS;
 
-	put_u32(b, s->n_holders);
-	for (size_t i = 0; i < s->n_holders; i++) {
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++) {
 		const struct dmt_holder_snap *h = &s->holders[i];
 
 		put_u32(b, h->pid);
@@ -249,6 +279,9 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 			const struct dmt_availability *prev_avail)
 {
 	bool same = prev_avail && !memcmp(prev_avail, s->avail, sizeof(s->avail));
+	size_t n_pools = s->n_pools < REC_MAX_POOLS ? s->n_pools : REC_MAX_POOLS;
+	size_t n_bindings = s->n_bindings < REC_MAX_BINDINGS ? s->n_bindings : REC_MAX_BINDINGS;
+	size_t n_progs = s->n_progs < REC_MAX_PROGS ? s->n_progs : REC_MAX_PROGS;
 
 	put_u64(b, s->ts_ns);
 	put_u64(b, s->wall_ns);
@@ -259,21 +292,22 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	put_u8(b, !same);
 	if (!same)
 		put_avail(b, s->avail);
-	put_u32(b, s->n_pools);
-	for (size_t i = 0; i < s->n_pools; i++)
+	/* never more than a reader accepts (REC_MAX_*): the rest is counted */
+	put_u32(b, n_pools);
+	for (size_t i = 0; i < n_pools; i++)
 		put_pool(b, &s->pools[i]);
-	put_u32(b, s->n_bindings);
-	for (size_t i = 0; i < s->n_bindings; i++)
+	put_u32(b, n_bindings);
+	for (size_t i = 0; i < n_bindings; i++)
 		put_binding(b, &s->bindings[i]);
 	put_u64(b, s->dontneed_tokens);
 	put_u64(b, s->dontneed_calls);
 	put_u64(b, s->provider_calls);
 	put_u64(b, s->ringbuf_drops);
-	put_u64(b, s->map_full);
+	put_u64(b, s->map_full + (s->n_pools - n_pools) + (s->n_bindings - n_bindings));
 	put_u64(b, s->lat_missed);
 	put_u8(b, s->bpf_stats_enabled);
-	put_u32(b, s->n_progs);
-	for (size_t i = 0; i < s->n_progs; i++) {
+	put_u32(b, n_progs);
+	for (size_t i = 0; i < n_progs; i++) {
 		put_str(b, s->progs[i].name);
 		put_u8(b, s->progs[i].attached);
 		put_u64(b, s->progs[i].run_time_ns);
@@ -284,8 +318,35 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	return b->err;
 }
 
+/*
+ * A probe log line with kernel addresses (0x and 12 or more hex digits: the
+ * kallsyms line gives away the KASLR base) replaced by "(hidden)".
+ */
+static void hide_kernel_addrs(char *dst, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	while (*s && o + 1 < len) {
+		size_t n = 0;
+
+		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+			while (isxdigit((unsigned char)s[2 + n]))
+				n++;
+		if (n >= 12 && o + 9 < len) {
+			memcpy(dst + o, "(hidden)", 8);
+			o += 8;
+			s += 2 + n;
+			continue;
+		}
+		dst[o++] = *s++;
+	}
+	dst[o] = '\0';
+}
+
 int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m)
 {
+	size_t n;
+
 	put_str(b, m->version);
 	put_str(b, m->kernel);
 	put_str(b, m->host);
@@ -295,16 +356,25 @@ int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m)
 	put_u64(b, m->interval_ns);
 	put_u32(b, m->mode);
 	put_avail(b, m->avail);
-	put_u32(b, m->n_probe_log);
-	for (size_t i = 0; i < m->n_probe_log; i++)
-		put_str(b, m->probe_log[i]);
+	n = m->n_probe_log < REC_MAX_PROBE_LOG ? m->n_probe_log : REC_MAX_PROBE_LOG;
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++) {
+		char line[1024];
+
+		if (m->kernel_addresses) {
+			put_str(b, m->probe_log[i]);
+			continue;
+		}
+		hide_kernel_addrs(line, sizeof(line), m->probe_log[i]);
+		put_str(b, line);
+	}
 	return b->err;
 }
 
 static void encode_event(struct rec_buf *b, const struct dmt_event *ev)
 {
 	put_u64(b, ev->ts_ns);
-	put_u64(b, ev->addr);
+	put_u64(b, put_addr_value(b, ev->addr));
 	put_u64(b, ev->a);
 	put_u64(b, ev->b);
 	put_u64(b, ev->c);
@@ -470,7 +540,7 @@ static void get_avail(struct rd *r, struct dmt_availability *a)
 {
 	uint32_t n = get_u32(r, "availability count");
 
-	if (n > 1024) {
+	if (n > REC_MAX_AVAIL) {
 		rd_fail(r, "availability count %u too large", n);
 		return;
 	}
@@ -607,13 +677,21 @@ static void get_binding(struct rd *r, struct dmt_binding_snap *d)
 		r->err = s.err;
 }
 
-/* Array count: each element takes at least min bytes, so bound it by what's left. */
-static uint32_t get_count(struct rd *r, size_t min, const char *what)
+/*
+ * Array count: at most max (what a writer emits, record.h), and each element
+ * takes at least min bytes, so bound it by what's left.
+ */
+static uint32_t get_count(struct rd *r, size_t min, uint32_t max, const char *what)
 {
 	uint32_t n = get_u32(r, what);
 
 	if (!r->err && (uint64_t)n * min > r->len - r->off) {
 		rd_fail(r, "%s count %u larger than the frame", what, n);
+		return 0;
+	}
+	if (!r->err && n > max) {
+		rd_fail(r, "%u %ss in one frame, more than any writer records (%u)", n, what,
+			max);
 		return 0;
 	}
 	return n;
@@ -623,7 +701,7 @@ static uint32_t get_count(struct rd *r, size_t min, const char *what)
 static int get_tokens(struct rd *r, struct dmt_snapshot *s)
 {
 	struct dmt_tok_cost *t = &s->tok_cost;
-	uint32_t n = get_count(r, 4 + 1 + 4 + 6 * 8, "token holder");
+	uint32_t n = get_count(r, 4 + 1 + 4 + 6 * 8, REC_MAX_HOLDERS, "token holder");
 
 	if (n && !(s->holders = calloc(n, sizeof(*s->holders))))
 		return -ENOMEM;
@@ -682,12 +760,12 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 		rd_fail(&r, "availability refers to an earlier frame, none known");
 	else
 		rd_fail(&r, "availability flag %u invalid", has_avail);
-	s->n_pools = get_count(&r, 4, "pool");
+	s->n_pools = get_count(&r, 4, REC_MAX_POOLS, "pool");
 	if (s->n_pools && !(s->pools = calloc(s->n_pools, sizeof(*s->pools))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_pools && !r.err; i++)
 		get_pool(&r, &s->pools[i]);
-	s->n_bindings = get_count(&r, 4, "binding");
+	s->n_bindings = get_count(&r, 4, REC_MAX_BINDINGS, "binding");
 	if (s->n_bindings && !(s->bindings = calloc(s->n_bindings, sizeof(*s->bindings))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_bindings && !r.err; i++)
@@ -699,7 +777,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->map_full = get_u64(&r, "snapshot");
 	s->lat_missed = get_u64(&r, "snapshot");
 	s->bpf_stats_enabled = get_bool(&r, "bpf_stats_enabled");
-	s->n_progs = get_count(&r, 19, "program");
+	s->n_progs = get_count(&r, 19, REC_MAX_PROGS, "program");
 	if (s->n_progs && !(s->progs = calloc(s->n_progs, sizeof(*s->progs))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_progs && !r.err; i++) {
@@ -747,7 +825,7 @@ static int decode_meta(const uint8_t *p, size_t len, struct rec_meta *m, char *w
 	m->interval_ns = get_u64(&r, "meta");
 	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_TP_ONLY, "attach mode");
 	get_avail(&r, m->avail);
-	n = get_count(&r, 2, "probe log line");
+	n = get_count(&r, 2, REC_MAX_PROBE_LOG, "probe log line");
 	if (!r.err && n) {
 		m->probe_log = calloc(n, sizeof(*m->probe_log));
 		if (!m->probe_log)
@@ -798,12 +876,15 @@ static int decode_end(const uint8_t *p, size_t len, struct rec_end *e, char *why
 
 /* ---- frames ---- */
 
-static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p)
+/* hdr: the file header's version and flags (8 bytes), covered too; or NULL */
+static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p, const uint8_t *hdr)
 {
 	uint8_t h[8] = { type, type >> 8, type >> 16, type >> 24, len, len >> 8, len >> 16,
 			 len >> 24 };
 	uLong c = crc32(0L, Z_NULL, 0);
 
+	if (hdr)
+		c = crc32(c, hdr, 8);
 	c = crc32(c, h, 8);
 	if (len)
 		c = crc32(c, p, len);
@@ -813,6 +894,8 @@ static uint32_t frame_crc(uint32_t type, uint32_t len, const uint8_t *p)
 struct rec_writer {
 	FILE *f;
 	struct rec_buf buf;
+	uint64_t addr_key[2];
+	const uint8_t *hdr;	/* the header's version+flags while META is written */
 	uint64_t bytes;
 	int err;
 	/* what the reader knows: META's availability, then each snapshot's */
@@ -830,7 +913,7 @@ static int write_frame(struct rec_writer *w, uint32_t type, struct rec_buf *payl
 		return payload->err;
 	if (payload->len > REC_MAX_FRAME)
 		return -E2BIG;
-	crc = frame_crc(type, payload->len, payload->p);
+	crc = frame_crc(type, payload->len, payload->p, type == REC_META ? w->hdr : NULL);
 	for (int i = 0; i < 4; i++) {
 		h[i] = type >> (8 * i);
 		h[4 + i] = payload->len >> (8 * i);
@@ -850,14 +933,39 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *met
 {
 	struct rec_writer *w = calloc(1, sizeof(*w));
 	uint8_t h[16] = REC_MAGIC;
-	int err;
+	uint32_t flags = meta->kernel_addresses ? REC_FLAG_KERNEL_ADDRS : 0;
+	struct stat st;
+	int err, fd;
 
 	if (!w)
 		return NULL;
 	h[8] = REC_VERSION;
-	w->f = fopen(path, "wb");
+	for (int i = 0; i < 4; i++)
+		h[12 + i] = flags >> (8 * i);
+	if (!meta->kernel_addresses) {
+		if (getrandom(w->addr_key, sizeof(w->addr_key), 0) != sizeof(w->addr_key)) {
+			err = -errno;
+			goto free_w;
+		}
+		w->buf.addr_key = w->addr_key;
+	}
+	/*
+	 * Owner only: a recording describes the kernel (pools, interfaces,
+	 * the probe log) and the user may be root. A replaced file of ours is
+	 * made 0600 too; someone else's (fchmod refused) keeps the mode its
+	 * owner chose, and a device or FIFO (-o /dev/stdout) is left alone.
+	 */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto free_w;
+	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077))
+		fchmod(fd, 0600);	/* best effort, see above */
+	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		err = -errno;
+		close(fd);
 		goto free_w;
 	}
 	if (fwrite(h, 1, sizeof(h), w->f) != sizeof(h)) {
@@ -867,8 +975,10 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *met
 	w->bytes = sizeof(h);
 	w->buf.len = 0;
 	err = rec_encode_meta(&w->buf, meta);
+	w->hdr = flags ? h + 8 : NULL;
 	if (!err)
 		err = write_frame(w, REC_META, &w->buf);
+	w->hdr = NULL;
 	if (err)
 		goto close_f;
 	memcpy(w->avail, meta->avail, sizeof(w->avail));
@@ -985,8 +1095,8 @@ static size_t read_full(struct rec_reader *r, void *p, size_t n)
 	return got;
 }
 
-/* Next frame into r->buf: 1, 0 at clean EOF, or -errno. */
-static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
+/* Next frame into r->buf: 1, 0 at clean EOF, or -errno. hdr: see frame_crc(). */
+static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len, const uint8_t *hdr)
 {
 	uint64_t start = r->off, idx = r->frames + 1;
 	uint8_t h[12];
@@ -1013,7 +1123,7 @@ static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
 			    REC_MAX_FRAME, *type);
 	/*
 	 * Read in chunks, growing the buffer as data arrives, so a corrupt
-	 * length in a short file does not make us allocate 64 MiB first.
+	 * length in a short file does not make us allocate 32 MiB first.
 	 */
 	got = 0;
 	while (got < *len) {
@@ -1045,7 +1155,7 @@ static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
 			    "truncated at byte %llu: frame %llu (%s) needs %u bytes, only %zu left",
 			    (unsigned long long)start, (unsigned long long)idx,
 			    frame_name(*type), *len, got);
-	if (frame_crc(*type, *len, r->buf) != crc)
+	if (frame_crc(*type, *len, r->buf, hdr) != crc)
 		return rerr(r, -EBADMSG, "corrupt frame %llu (%s) at byte %llu: CRC mismatch",
 			    (unsigned long long)idx, frame_name(*type), (unsigned long long)start);
 	r->frames++;
@@ -1055,7 +1165,7 @@ static int read_frame(struct rec_reader *r, uint32_t *type, uint32_t *len)
 static void read_header(struct rec_reader *r)
 {
 	uint8_t h[16];
-	uint32_t version, type, len;
+	uint32_t version, flags, type, len;
 	char why[200];
 	size_t got;
 	int ret;
@@ -1077,7 +1187,13 @@ static void read_header(struct rec_reader *r)
 		     REC_VERSION);
 		return;
 	}
-	ret = read_frame(r, &type, &len);
+	flags = h[12] | h[13] << 8 | h[14] << 16 | (uint32_t)h[15] << 24;
+	if (flags & ~REC_FLAGS_KNOWN) {
+		rerr(r, -EBADMSG, "corrupt header: unknown flags %#x (a flipped bit, or a newer "
+		     "devmemtop)", flags);
+		return;
+	}
+	ret = read_frame(r, &type, &len, flags ? h + 8 : NULL);
 	if (ret == 0)
 		rerr(r, -EBADMSG, "truncated at byte %llu: no meta frame",
 		     (unsigned long long)r->off);
@@ -1091,6 +1207,7 @@ static void read_header(struct rec_reader *r)
 		rerr(r, -EBADMSG, "corrupt frame 1 (meta): %s", why);
 		return;
 	}
+	r->meta.kernel_addresses = flags & REC_FLAG_KERNEL_ADDRS;
 	memcpy(r->avail, r->meta.avail, sizeof(r->avail));
 	r->have_meta = true;
 }
@@ -1140,7 +1257,7 @@ int rec_reader__next(struct rec_reader *r, struct rec_item *it)
 		return r->errcode;
 	for (;;) {
 		start = r->off;
-		ret = read_frame(r, &type, &len);
+		ret = read_frame(r, &type, &len, NULL);
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {

@@ -3,7 +3,7 @@
  * Recordings: a versioned binary file of framed records (docs/gate.md,
  * "Recording format").
  *
- *   file   := magic "DMTREC\r\n" | u32 version | u32 flags (0) | frame*
+ *   file   := magic "DMTREC\r\n" | u32 version | u32 flags | frame*
  *   frame  := u32 type | u32 len | u32 crc32(type, len, payload) | payload
  *
  * All integers little endian. The first frame is META (kernel release, attach
@@ -29,7 +29,33 @@
 
 #define REC_MAGIC		"DMTREC\r\n"
 #define REC_VERSION		1
-#define REC_MAX_FRAME		(64u << 20)
+
+/*
+ * Header flags. A reader refuses flags it does not know. With any flag set
+ * the META frame's CRC also covers the header's version and flags, so a
+ * flipped bit is caught whichever way it goes; a header with flags 0 (every
+ * recording before flags had a meaning) has the plain META CRC.
+ */
+#define REC_FLAG_KERNEL_ADDRS	(1u << 0)	/* pool/event addresses are raw */
+#define REC_FLAGS_KNOWN		REC_FLAG_KERNEL_ADDRS
+/* a full snapshot (REC_MAX_* below) takes less than 16 MiB */
+#define REC_MAX_FRAME		(32u << 20)
+
+/*
+ * The most a writer puts in one frame, and so the most a reader accepts:
+ * the collector's pool slots and overflow map plus as many pools again
+ * listed by netlink only; its binding map; its programs; probe log lines.
+ * A writer given more keeps the first ones and counts the rest in
+ * map_full ("untracked pools/bindings"). A crafted file with more is
+ * refused, so the reader's memory is bounded by these, not by the file.
+ */
+#define REC_MAX_POOLS		(2 * (DMT_POOL_SLOTS + DMT_MAX_POOLS))
+#define REC_MAX_BINDINGS	DMT_MAX_BINDINGS
+#define REC_MAX_PROGS		256
+#define REC_MAX_PROBE_LOG	1024
+#define REC_MAX_AVAIL		256
+/* sockets holding frag tokens: one per entry of the BPF holder map */
+#define REC_MAX_HOLDERS		DMT_MAX_HOLDERS
 
 enum rec_frame_type {
 	REC_META = 1,
@@ -57,6 +83,14 @@ struct rec_meta {
 	struct dmt_availability avail[DMT_M__COUNT];
 	size_t n_probe_log;
 	char **probe_log;
+	/*
+	 * Writer: false (the default) keeps kernel addresses out of the file:
+	 * pool and event addresses are written pseudonymised with a random
+	 * per-recording key (still one per object, so identity holds) and
+	 * kernel addresses in probe log lines as "(hidden)". Reader: whether
+	 * the file has them raw (REC_FLAG_KERNEL_ADDRS).
+	 */
+	bool kernel_addresses;
 };
 
 struct rec_end {
@@ -79,6 +113,7 @@ struct rec_buf {
 	uint8_t *p;
 	size_t len, cap;
 	int err;
+	const uint64_t *addr_key;	/* [2]: write addresses pseudonymised; NULL raw */
 };
 void rec_buf__free(struct rec_buf *b);
 /*
@@ -96,6 +131,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 void rec_meta__fini(struct rec_meta *m);
 
 struct rec_writer;
+/* Creates path mode 0600 (an existing file is made 0600 too): it describes the kernel. */
 struct rec_writer *rec_writer__open(const char *path, const struct rec_meta *meta);
 int rec_writer__snapshot(struct rec_writer *w, const struct dmt_snapshot *s);
 int rec_writer__event(struct rec_writer *w, const struct dmt_event *ev);

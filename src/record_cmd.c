@@ -19,12 +19,15 @@
 #include "html_report.h"
 #include "json_out.h"
 #include "objtrack.h"
+#include "outstream.h"
 #include "record.h"
 #include "recorder.h"
 #include "runner.h"
+#include "textsafe.h"
 #include "util.h"
 
 #define EXIT_REC_ERROR	2
+#define EXIT_REC_CMD_FAILED	3	/* recorded fine, but the command failed */
 
 static void record_usage(FILE *f)
 {
@@ -40,8 +43,15 @@ static void record_usage(FILE *f)
 		"  -d, --duration D       stop after D; with a command: at most D\n"
 		"  -l, --linger D         after the command exits, keep recording for D (to\n"
 		"                         see pools and bindings torn down asynchronously)\n"
+		"      --kernel-addresses keep kernel addresses (pool addresses, the kallsyms\n"
+		"                         line of the probe log) in the file; by default they\n"
+		"                         are pseudonymised or hidden. The file is mode 0600\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this text\n"
+		"\n"
+		"Exit status: 0 recorded (and the command exited 0), 2 recording failed or the\n"
+		"command could not start, 3 recorded but the command failed (its wait status\n"
+		"is in the recording's end frame; 'report' prints it).\n"
 		"\n"
 		"Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
 }
@@ -65,8 +75,10 @@ int cmd_record(int argc, char **argv)
 		{ "linger", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "kernel-addresses", no_argument, NULL, 'K' },
 		{},
 	};
+	bool kernel_addresses = false;
 	struct collector_opts copts = { .log = dmt_log, .force_mode = -1, .events = true };
 	struct run_opts ro = { .interval_ns = 1000000000ULL, .events = true,
 			       .on_snapshot = rec_snapshot, .on_event = rec_event };
@@ -84,6 +96,7 @@ int cmd_record(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "+o:i:d:l:vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'o': out = optarg; break;
+		case 'K': kernel_addresses = true; break;
 		case 'v': dmt_verbosity++; break;
 		case 'h': record_usage(stdout); return 0;
 		case 'i':
@@ -140,7 +153,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "devmemtop record: first snapshot failed: %s\n", strerror(-err));
 		goto free_c;
 	}
-	rec = recorder__open(out, c, first, ro.interval_ns, ro.cmd);
+	rec = recorder__open_raw(out, c, first, ro.interval_ns, ro.cmd, kernel_addresses);
 	if (!rec) {
 		fprintf(stderr, "devmemtop record: cannot write %s: %s\n", out, strerror(errno));
 		snapshot__free(first);
@@ -162,13 +175,16 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "devmemtop record: %s\n", res.err);
 		goto free_c;
 	}
+	ret = 0;
 	if (res.cmd_status != -1 && !(WIFEXITED(res.cmd_status) && !WEXITSTATUS(res.cmd_status))) {
 		char st[96];
 
+		/* the recording is complete; the run it recorded failed: say so, exit 3 */
 		run__describe_status(res.cmd_status, st, sizeof(st));
-		fprintf(stderr, "devmemtop record: warning: the command %s\n", st);
+		fprintf(stderr, "devmemtop record: the command %s (its status is in the "
+			"recording: devmemtop report %s)\n", st, out);
+		ret = EXIT_REC_CMD_FAILED;
 	}
-	ret = 0;
 free_c:
 	collector__free(c);
 	return ret;
@@ -194,7 +210,16 @@ struct holder_track {
 	uint64_t tokens, niovs, oldest_age_ns;
 };
 
+/*
+ * The tables hold at most this many pools and bindings: a recording may
+ * list any number over time (a crafted one, millions), and each row costs
+ * two snapshots of the object. Beyond, objects are counted, not shown.
+ */
+#define REPORT_MAX_POOLS	16384
+#define REPORT_MAX_BINDINGS	1024
+
 struct report {
+	uint64_t pools_over, binds_over;	/* records of objects past the caps */
 	struct pool_track *pools;	/* indexed like pool_ids */
 	size_t n_pools, cap_pools;
 	struct bind_track *binds;	/* indexed like bind_ids */
@@ -232,6 +257,10 @@ static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool firs
 	bool created;
 	int i = objtrack__pool(&r->pool_ids, p, &created);
 
+	if (i == -E2BIG) {	/* past the table's cap: counted, not shown */
+		r->pools_over++;
+		return 0;
+	}
 	if (i < 0 || grow((void **)&r->pools, &r->cap_pools, i, sizeof(*r->pools)))
 		return -ENOMEM;
 	if (created) {
@@ -292,6 +321,10 @@ static int track_binding(struct report *r, const struct dmt_binding_snap *b, boo
 	bool created;
 	int i = objtrack__binding(&r->bind_ids, b, &created);
 
+	if (i == -E2BIG) {	/* past the table's cap: counted, not shown */
+		r->binds_over++;
+		return 0;
+	}
 	if (i < 0 || grow((void **)&r->binds, &r->cap_binds, i, sizeof(*r->binds)))
 		return -ENOMEM;
 	if (created) {
@@ -433,6 +466,10 @@ static void print_tables(const struct report *r)
 	       (unsigned long long)drops, drops ? "  <-- events are missing from this recording" : "",
 	       (unsigned long long)r->map_full);
 
+	if (r->pools_over || r->binds_over)
+		printf("not shown: %llu pool and %llu binding records of objects past the first "
+		       "%d pools and %d bindings\n", (unsigned long long)r->pools_over,
+		       (unsigned long long)r->binds_over, REPORT_MAX_POOLS, REPORT_MAX_BINDINGS);
 	printf("\npools (%zu):\n", r->n_pools);
 	printf("  %-6s %-16s %-8s %-9s %12s %12s %10s %8s %6s %6s %6s\n", "ID", "IFACE", "KIND",
 	       "STATE", "HOLDS", "RELEASES", "INFLIGHT", "REFILLS", "P50", "P99", "MAX");
@@ -440,6 +477,7 @@ static void print_tables(const struct report *r)
 		const struct pool_track *t = &r->pools[i];
 		struct hist_batch h = t->last.refill;
 		uint64_t holds = t->last.holds, rel = t->last.releases, q50 = 0, q99 = 0;
+		char ifc[80];
 
 		if (t->in_first) {
 			holds = since(holds, t->first.holds);
@@ -449,8 +487,10 @@ static void print_tables(const struct report *r)
 		}
 		hist_batch_quantile(&h, 0.5, &q50);
 		hist_batch_quantile(&h, 0.99, &q99);
-		printf("  %-6u %-16s %-8s %-9s %12llu %12llu %10lld %8llu %6llu %6llu %6llu\n",
-		       t->last.id, t->last.ifname[0] ? t->last.ifname : "?",
+		/* names come from the file (and the kernel before it): escaped */
+		textsafe_col(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?", 16);
+		printf("  %-6u %s %-8s %-9s %12llu %12llu %10lld %8llu %6llu %6llu %6llu\n",
+		       t->last.id, ifc,
 		       dmt_kind_name(t->last.kind), dmt_pool_state_name(t->last.state),
 		       (unsigned long long)holds, (unsigned long long)rel,
 		       (long long)t->last.inflight, (unsigned long long)h.count,
@@ -515,9 +555,11 @@ static void print_tables(const struct report *r)
 			       "MAX.TOKENS", "NIOVS", "OLDEST");
 		for (size_t i = 0; i < r->n_holders; i++) {
 			const struct holder_track *h = &r->holders[i];
+			char cm[96];
 
-			printf("  %-8u %-16s %6u %10llu %10llu %9.2fs\n", h->pid,
-			       h->comm[0] ? h->comm : "?", h->binding_id,
+			/* from the file, and any process can name itself anything */
+			textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
+			printf("  %-8u %s %6u %10llu %10llu %9.2fs\n", h->pid, cm, h->binding_id,
 			       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
 			       h->oldest_age_ns / 1e9);
 		}
@@ -527,18 +569,21 @@ static void print_tables(const struct report *r)
 	for (size_t i = 0; i < r->n_pools; i++) {
 		const struct pool_track *t = &r->pools[i];
 		struct hist_batch h = t->last.refill;
+		char ifc[80];
 
 		if (t->in_first && hist_batch_sub(&h, &t->last.refill, &t->first.refill))
 			h = t->last.refill;
 		if (!h.count)
 			continue;
-		printf("  pool %u (%s):\n", t->last.id, t->last.ifname[0] ? t->last.ifname : "?");
+		printf("  pool %u (%s):\n", t->last.id,
+		       textsafe_str(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?"));
 		print_batch(&h);
 	}
 	for (size_t i = 0; i < r->n_binds; i++) {
 		const struct bind_track *t = &r->binds[i];
 		struct hist_log2 a = t->last.alloc_lat_ns, n = t->last.alloc_lat_niov_ns,
 				 f = t->last.free_lat_ns;
+		char ifc[80];
 
 		if (t->in_first) {
 			if (hist_log2_sub(&a, &t->last.alloc_lat_ns, &t->first.alloc_lat_ns))
@@ -550,7 +595,8 @@ static void print_tables(const struct report *r)
 		}
 		if (!a.count && !n.count && !f.count)
 			continue;
-		printf("  binding %u (%s):\n", t->last.id, t->last.ifname);
+		printf("  binding %u (%s):\n", t->last.id,
+		       textsafe_str(ifc, sizeof(ifc), t->last.ifname));
 		print_log2("alloc latency", &a);
 		print_log2("alloc latency per niov", &n);
 		print_log2("free latency", &f);
@@ -560,33 +606,46 @@ static void print_tables(const struct report *r)
 static void print_meta(const char *path, const struct rec_meta *m)
 {
 	time_t t = m->start_wall_ns / 1000000000ULL;
-	char when[64] = "?";
+	char when[64] = "?", a[4096], b[512], c[512];
 	struct tm tm;
 
+	/* every string here comes from the file: escaped (textsafe.h) */
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	printf("recording %s\n", path);
-	printf("  written by devmemtop %s on %s, kernel %s\n", m->version,
-	       m->host[0] ? m->host : "?", m->kernel);
+	printf("recording %s\n", textsafe_str(a, sizeof(a), path));
+	printf("  written by devmemtop %s on %s, kernel %s\n",
+	       textsafe_str(a, sizeof(a), m->version),
+	       textsafe_str(b, sizeof(b), m->host[0] ? m->host : "?"),
+	       textsafe_str(c, sizeof(c), m->kernel));
 	printf("  started %s, interval %.3gs, attach mode %s\n", when, m->interval_ns / 1e9,
 	       dmt_mode_name(m->mode));
 	if (m->cmdline[0])
-		printf("  command: %s\n", m->cmdline);
+		printf("  command: %s\n", textsafe_str(a, sizeof(a), m->cmdline));
 	printf("\nmetric availability:\n");
 	for (int i = 0; i < DMT_M__COUNT; i++)
 		printf("  %-24s %-3s %s\n", dmt_metric_name(i), m->avail[i].available ? "yes" : "no",
-		       m->avail[i].available ? m->avail[i].source : m->avail[i].reason);
+		       textsafe_str(a, sizeof(a), m->avail[i].available ? m->avail[i].source :
+							       m->avail[i].reason));
 	if (m->n_probe_log) {
 		printf("\nprobe log:\n");
 		for (size_t i = 0; i < m->n_probe_log; i++)
-			printf("  %s\n", m->probe_log[i]);
+			printf("  %s\n", textsafe_str(a, sizeof(a), m->probe_log[i]));
 	}
+}
+
+/* The reader's one line quotes the file name: escaped (textsafe.h). */
+static void report_error(const struct rec_reader *rd)
+{
+	char esc[1024];
+
+	fprintf(stderr, "devmemtop report: %s\n",
+		textsafe_str(esc, sizeof(esc), rec_reader__error(rd)));
 }
 
 int cmd_report(int argc, char **argv)
 {
 	const struct rec_meta *m;
-	struct report r = {};
+	struct report r = { .pool_ids.max = REPORT_MAX_POOLS, .bind_ids.max = REPORT_MAX_BINDINGS };
 	struct rec_reader *rd;
 	bool quiet_events = false, printed_hdr = false, json = false;
 	struct rec_item it;
@@ -633,12 +692,15 @@ int cmd_report(int argc, char **argv)
 		return html_report__cmd(path, baseline, html, json || quiet_events);
 	rd = rec_reader__open(path);
 	if (!rd) {
-		fprintf(stderr, "devmemtop report: cannot open %s: %s\n", path, strerror(errno));
+		char esc[1024];
+
+		fprintf(stderr, "devmemtop report: cannot open %s: %s\n",
+			textsafe_str(esc, sizeof(esc), path), strerror(errno));
 		return 2;
 	}
 	m = rec_reader__meta(rd);
 	if (!m) {
-		fprintf(stderr, "devmemtop report: %s\n", rec_reader__error(rd));
+		report_error(rd);
 		rec_reader__free(rd);
 		return 1;
 	}
@@ -657,6 +719,8 @@ int cmd_report(int argc, char **argv)
 				}
 				puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 				json_object_put(o);
+				if (ferror(stdout))
+					break;	/* main() says why */
 			}
 			continue;
 		}
@@ -721,7 +785,7 @@ int cmd_report(int argc, char **argv)
 			       "differently\n", (unsigned long long)r.n_snaps,
 			       (unsigned long long)r.n_events);
 	}
-	fflush(stdout);
+	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	free(r.pools);
 	free(r.binds);
 	free(r.holders);
@@ -733,7 +797,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "devmemtop report: %s\n", rec_reader__error(rd));
+		report_error(rd);
 		rec_reader__free(rd);
 		return 1;
 	}

@@ -25,6 +25,13 @@ static void join_cmd(char *buf, size_t len, char **cmd)
 struct recorder *recorder__open(const char *path, struct collector *c,
 				const struct dmt_snapshot *first, uint64_t interval_ns, char **cmd)
 {
+	return recorder__open_raw(path, c, first, interval_ns, cmd, false);
+}
+
+struct recorder *recorder__open_raw(const char *path, struct collector *c,
+				    const struct dmt_snapshot *first, uint64_t interval_ns,
+				    char **cmd, bool kernel_addresses)
+{
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct rec_meta *m = calloc(1, sizeof(*m));
 	const char *const *log;
@@ -45,6 +52,7 @@ struct recorder *recorder__open(const char *path, struct collector *c,
 	m->start_mono_ns = first->ts_ns;
 	m->interval_ns = interval_ns;
 	m->mode = collector__mode(c);
+	m->kernel_addresses = kernel_addresses;
 	memcpy(m->avail, first->avail, sizeof(m->avail));
 	log = collector__probe_log(c);
 	for (m->n_probe_log = 0; log && log[m->n_probe_log]; m->n_probe_log++)

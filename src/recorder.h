@@ -16,9 +16,16 @@
 
 struct recorder;
 
-/* NULL + errno when the file cannot be written. */
+/*
+ * NULL + errno when the file cannot be written. The file is created 0600,
+ * without kernel addresses (record.h, rec_meta.kernel_addresses);
+ * recorder__open_raw() keeps them (record --kernel-addresses).
+ */
 struct recorder *recorder__open(const char *path, struct collector *c,
 				const struct dmt_snapshot *first, uint64_t interval_ns, char **cmd);
+struct recorder *recorder__open_raw(const char *path, struct collector *c,
+				    const struct dmt_snapshot *first, uint64_t interval_ns,
+				    char **cmd, bool kernel_addresses);
 int recorder__snapshot(struct recorder *r, const struct dmt_snapshot *s);
 int recorder__event(struct recorder *r, const struct dmt_event *ev);
 uint64_t recorder__snapshots(const struct recorder *r);

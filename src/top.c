@@ -18,6 +18,8 @@
 #include "collector.h"
 #include "commands.h"
 #include "json_out.h"
+#include "outstream.h"
+#include "textsafe.h"
 #include "top.h"
 #include "top_detail.h"
 #include "util.h"
@@ -105,7 +107,10 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 			break;
 		case 'I':
 			if (!*optarg || strlen(optarg) >= DMT_IFNAMSIZ) {
-				snprintf(err, errlen, "bad interface name '%s'", optarg);
+				char esc[64];
+
+				snprintf(err, errlen, "bad interface name '%s'",
+					 textsafe_str(esc, sizeof(esc), optarg));
 				return -EINVAL;
 			}
 			snprintf(o->iface, sizeof(o->iface), "%s", optarg);
@@ -475,10 +480,13 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 			  "TOKENS", "NIOVS", "OLDEST", "HANDED", "RETURNED", "RELEASED");
 	for (size_t i = 0; i < s->n_holders && i < TOP_HOLDERS; i++) {
 		const struct dmt_holder_snap *h = &s->holders[i];
+		char cm[96];
 
 		snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
-		lines_add(l, "%-8u %-16.16s %5u %8llu %8llu %8s %8llu %8llu %8llu", h->pid,
-			  h->comm[0] ? h->comm : "?", h->binding_id, (unsigned long long)h->tokens,
+		/* any process can name itself anything: escaped like ifnames */
+		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
+		lines_add(l, "%-8u %s %5u %8llu %8llu %8s %8llu %8llu %8llu", h->pid,
+			  cm, h->binding_id, (unsigned long long)h->tokens,
 			  (unsigned long long)h->niovs, a, (unsigned long long)h->handed,
 			  (unsigned long long)h->returned, (unsigned long long)h->released);
 	}
@@ -537,11 +545,12 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	if (unav[0])
 		lines_add(l, "Unavailable: %s", unav);
 	if (o->iface[0] || o->binding) {
-		char bid[24] = "";
+		char bid[24] = "", ifc[4 * DMT_IFNAMSIZ];
 
 		if (o->binding)
 			snprintf(bid, sizeof(bid), " binding=%u", o->binding);
-		lines_add(l, "Filter:%s%s%s", o->iface[0] ? " iface=" : "", o->iface, bid);
+		lines_add(l, "Filter:%s%s%s", o->iface[0] ? " iface=" : "",
+			  textsafe_str(ifc, sizeof(ifc), o->iface), bid);
 	}
 	lines_add(l, "%s", "");
 	l->header_lines = l->n;
@@ -557,7 +566,7 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	for (size_t i = 0; i < s->n_bindings; i++) {
 		const struct dmt_binding_snap *b = &s->bindings[i];
 		char size[24], niov[24], tot[24], fr[24], inp[24], sock[24], occ[24];
-		char a50[24], a99[24], f99[24], leak[24], fails[24];
+		char a50[24], a99[24], f99[24], leak[24], fails[24], ifc[48];
 		bool lat = s->avail[DMT_M_BIND_ALLOC_LATENCY].available;
 
 		if (!top_binding_match(o, b))
@@ -581,8 +590,10 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 		else
 			snprintf(fails, sizeof(fails), "n/a");
 		fmt_count(leak, sizeof(leak), b->out_at_free >= 0 ? b->out_at_free : b->out_at_unbind);
-		lines_add(l, "%-5u %-10.10s %6s %5s %8s %8s %8s %8s %6s %9.0f %6s %8s %8s %8s %6s%s",
-			  b->id, b->ifname[0] ? b->ifname : "?", size, niov, tot, fr, inp, sock, occ,
+		/* kernel-supplied: escaped, cut on a character boundary */
+		textsafe_col(ifc, sizeof(ifc), b->ifname[0] ? b->ifname : "?", 10);
+		lines_add(l, "%-5u %s %6s %5s %8s %8s %8s %8s %6s %9.0f %6s %8s %8s %8s %6s%s",
+			  b->id, ifc, size, niov, tot, fr, inp, sock, occ,
 			  binding_alloc_rate(b, prev, s->interval_s), fails, a50, a99, f99, leak,
 			  b->alive ? (b->unbound ? " unbound" : "") : " freed");
 		lines_row(l, TOP_SEL_BINDING, b->id, 0);
@@ -594,7 +605,7 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 		  "INFLIGHT", "B.p50", "B.max", "SOURCE");
 	for (size_t i = 0; i < n_sel; i++) {
 		const struct dmt_pool_snap *p = sel[i];
-		char q[8], napi[16], bind[16], ns[64], b50[16], bmax[16];
+		char q[8], napi[16], bind[16], ns[64], nsc[48], b50[16], bmax[16], ifc[48];
 		uint64_t v;
 
 		snprintf(q, sizeof(q), p->queue >= 0 ? "%d" : "-", p->queue);
@@ -610,8 +621,11 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 				 (unsigned long long)hist_batch_max(&p->refill));
 		else
 			snprintf(bmax, sizeof(bmax), "-");
-		lines_add(l, "%-6u %-12.12s %-12.12s %3s %6s %-6s %5s %-9s %9.0f %9.0f %9lld %6s %6s %-10s",
-			  p->id, p->ifname[0] ? p->ifname : (p->ifindex ? "?" : "-"), ns, q, napi,
+		textsafe_col(ifc, sizeof(ifc), p->ifname[0] ? p->ifname : (p->ifindex ? "?" : "-"),
+			     12);
+		textsafe_col(nsc, sizeof(nsc), ns, 12);	/* an ip netns name is a file name */
+		lines_add(l, "%-6u %s %s %3s %6s %-6s %5s %-9s %9.0f %9.0f %9lld %6s %6s %-10s",
+			  p->id, ifc, nsc, q, napi,
 			  dmt_kind_name(p->kind), bind, dmt_pool_state_name(p->state), p->hold_rate,
 			  p->release_rate, (long long)p->inflight, b50, bmax,
 			  dmt_attr_src_name(p->attr_src));
@@ -640,7 +654,7 @@ static void print_json(const struct dmt_snapshot *s)
 		return;
 	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), stdout);
 	fputc('\n', stdout);
-	fflush(stdout);
+	out_flush(stdout);
 	json_object_put(o);
 }
 
@@ -834,9 +848,13 @@ int cmd_top(int argc, char **argv)
 				for (size_t i = 0; i < l.n; i++)
 					puts(l.v[i]);
 				putchar('\n');
-				fflush(stdout);
 			}
 			lines_free(&l);
+		}
+		/* a full disk or closed stdout ends the run; main() says why */
+		if (!ui && out_flush(stdout)) {
+			ret = 1;
+			goto cleanup;
 		}
 		snapshot__free(prev);
 		prev = s;
@@ -850,12 +868,13 @@ int cmd_top(int argc, char **argv)
 			endwin();
 			ui = false;
 		}
-		char bid[24] = "";
+		char bid[24] = "", ifc[4 * DMT_IFNAMSIZ];
 
 		if (o.binding)
 			snprintf(bid, sizeof(bid), " --binding %u", o.binding);
 		fprintf(stderr, "devmemtop: no page pool or binding matched the filter%s%s%s\n",
-			o.iface[0] ? " --iface " : "", o.iface, bid);
+			o.iface[0] ? " --iface " : "",
+			textsafe_str(ifc, sizeof(ifc), o.iface), bid);
 		ret = 1;
 	}
 cleanup:

@@ -11,6 +11,10 @@
 # changed files get new timestamps; each kunitconfig has its own build dir
 # ($DEVMEMTOP_CACHE/kunit-build-<name>), so a rerun only rebuilds what the
 # series changed (measured: ~454 s cold, ~15 s warm).
+#
+# By hand only (or vmtest.sh --kunit): the patched lab kernel has the suites
+# built in (kernel-patches/lab-patched.config) and vmtest.sh checks them
+# from its boot log, which costs no kernel build of its own.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-std=gnu11 -D_GNU_SOURCE -I$TOP/src -I$TOP/bpf"
 COMMON="$TOP/src/gate_spec.c $TOP/src/gate_eval.c $TOP/src/hist.c $TOP/src/util.c $TOP/src/snapshot.c
-	$TOP/src/metrics.c $TOP/src/objtrack.c"
+	$TOP/src/metrics.c $TOP/src/objtrack.c $TOP/src/textsafe.c $TOP/src/outstream.c"
 LIBS="-lyaml -ljson-c -lz -lm"
 # shellcheck disable=SC2086
 $CLANG $FLAGS -o "$OUT/fuzz_spec" "$TOP/tests/fuzz/fuzz_spec.c" $COMMON $LIBS

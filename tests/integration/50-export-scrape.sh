@@ -13,7 +13,9 @@ need_cmd curl
 need_cmd promtool
 need_cmd python3
 testbed_up
-export_start -i 500ms
+# 16 concurrent scrapes below come from one address: allow them (the
+# per-client limit itself is 54-export-http's)
+export_start -i 500ms --max-connections-per-client 16
 ids=$(bpf_ids_of "$EXP_PID")
 [ -n "$ids" ] || fail "the exporter holds no BPF programs or links"
 testbed_traffic 6

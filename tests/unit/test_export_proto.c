@@ -108,6 +108,29 @@ static void test_scalars(void **state)
 	free(buf);
 }
 
+static void write_hostile(struct promfmt *w)
+{
+	/* an interface name with a title-setting escape and bytes that are not UTF-8 */
+	struct prom_label l[] = { { "ifname", "r\x1b]0;X\x07\xff\xc2\\ok\tz" } };
+
+	promfmt__family(w, "t_pools", "gauge", "Pools.");
+	promfmt__sample_u64(w, NULL, l, 1, NULL, NULL, 1);
+}
+
+/* Label values are what a text-format reader gets: no control, valid UTF-8. */
+static void test_hostile_label(void **state)
+{
+	size_t len;
+	char *buf = render(write_hostile, &len);
+	struct stream s = { (unsigned char *)buf, (unsigned char *)buf + len };
+	MetricFamily *mf = next_family(&s);
+
+	assert_string_equal(mf->metric[0]->label[0]->value,
+			    "r\\x1b]0;X\\x07\\xff\\xc2\\ok\tz");
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+	free(buf);
+}
+
 static struct hist_batch batch;
 
 static void write_batch(struct promfmt *w)
@@ -273,6 +296,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scalars),
+		cmocka_unit_test(test_hostile_label),
 		cmocka_unit_test(test_native_batch),
 		cmocka_unit_test(test_native_empty),
 		cmocka_unit_test(test_log2_classic_only),

@@ -162,6 +162,19 @@ static void test_pool_series(void **state)
 	assert_non_null(strstr(t, "ifname=\"e\\\"t\\\\h\\n0\",ifindex=\"7\",queue=\"\",kind=\"devmem\",netns=\"\"} 3"));
 	assert_null(strstr(t, "pool_id=\"0\""));
 	assert_null(strstr(t, "ffff8880"));	/* no kernel addresses */
+	{
+		/* nor an unkeyed hash of one, which 32 bits let anyone invert */
+		uint64_t a = 0xffff888056780000ULL;
+		char tag[24];
+
+		a ^= a >> 33;
+		a *= 0xff51afd7ed558ccdULL;
+		a ^= a >> 33;
+		a *= 0xc4ceb9fe1a85ec53ULL;
+		a ^= a >> 33;
+		snprintf(tag, sizeof(tag), "pool_id=\"h%08x\"", (uint32_t)a);
+		assert_null(strstr(t, tag));
+	}
 	/* unknown netlink inflight (-1) is left out, known one is there */
 	assert_non_null(strstr(t, "devmemtop_page_pool_netlink_inflight{pool_id=\"11\""));
 	assert_null(strstr(t, "devmemtop_page_pool_netlink_inflight{pool_id=\"12\""));

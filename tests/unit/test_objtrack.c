@@ -69,6 +69,62 @@ static void test_pool_identity(void **state)
 }
 
 /* The newest sighting keeps what earlier ones knew and it does not. */
+/*
+ * Many objects, out of snapshot order (a crafted recording): lookups go
+ * through the indexes, reused addresses match their newest pool, and one
+ * object past the cap is -E2BIG while the known ones still resolve.
+ */
+static void test_many_and_cap(void **state)
+{
+	struct objtrack t = { .max = 1000 };
+	struct dmt_pool_snap p;
+	struct dmt_binding_snap b;
+	bool created;
+	int i;
+
+	for (uint32_t k = 0; k < 1000; k++) {
+		p = pool_snap(0x1000 + 64 * (uint64_t)k, 0, 10);
+		assert_int_equal(objtrack__pool(&t, &p, &created), (int)k);
+		assert_true(created);
+	}
+	/* backwards through them: every one found, none created */
+	for (uint32_t k = 1000; k-- > 0;) {
+		p = pool_snap(0x1000 + 64 * (uint64_t)k, 0, 11);
+		assert_int_equal(objtrack__pool(&t, &p, &created), (int)k);
+		assert_false(created);
+	}
+	p = pool_snap(0x1000 + 64 * 1000, 0, 1);	/* a new address past the cap */
+	assert_int_equal(objtrack__pool(&t, &p, &created), -E2BIG);
+	p = pool_snap(0x1000 + 64 * 5, 0, 1);	/* reused address, counters went back */
+	assert_int_equal(objtrack__pool(&t, &p, &created), -E2BIG);
+	objtrack__fini(&t);
+
+	/* a reused address after a netlink id: matched by id, not by address */
+	t.max = 0;
+	p = pool_snap(0x2000, 7, 5);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 0);
+	p = pool_snap(0x2000, 9, 1);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 1);
+	assert_true(created);
+	p = pool_snap(0, 7, 0);	/* netlink-only sighting of the first */
+	assert_int_equal(objtrack__pool(&t, &p, &created), 0);
+	assert_false(created);
+	p = pool_snap(0x2000, 9, 2);
+	assert_int_equal(objtrack__pool(&t, &p, &created), 1);
+	objtrack__fini(&t);
+
+	memset(&b, 0, sizeof(b));
+	for (uint32_t k = 0; k < 3000; k++) {
+		b.id = 3000 - k;
+		i = objtrack__binding(&t, &b, &created);
+		assert_int_equal(i, (int)k);
+	}
+	b.id = 1500;
+	assert_int_equal(objtrack__binding(&t, &b, &created), 1500);
+	assert_false(created);
+	objtrack__fini(&t);
+}
+
 static void test_update_keeps_attributes(void **state)
 {
 	struct dmt_pool_snap last = pool_snap(0xa000, 4, 10), cur = pool_snap(0, 4, 0);
@@ -242,6 +298,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_identity),
+		cmocka_unit_test(test_many_and_cap),
 		cmocka_unit_test(test_update_keeps_attributes),
 		cmocka_unit_test(test_lab_recording),
 	};

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "metrics.h"
 #include "record.h"
@@ -407,6 +408,8 @@ static struct rec_meta *meta(void)
 	snprintf(m->avail[DMT_M_BIND_LEAKS].reason, 160, "fexit refused");
 	m->n_probe_log = 2;
 	m->probe_log = log;
+	/* the round trips compare addresses: keep them (test_private covers the default) */
+	m->kernel_addresses = true;
 	return m;
 }
 
@@ -666,6 +669,210 @@ static void test_bad_headers(void **state)
 	unlink(path);
 }
 
+/*
+ * The writer never emits more than a reader accepts (issue 13): a snapshot
+ * past REC_MAX_POOLS/BINDINGS/PROGS keeps the first ones and counts the
+ * rest in map_full, and the largest snapshot it can write (every pool and
+ * binding with full histograms and the longest names) fits in a frame.
+ */
+static void test_writer_limits(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(0), *d = NULL;
+	size_t np = REC_MAX_POOLS + 5, nb = REC_MAX_BINDINGS + 1, ng = REC_MAX_PROGS + 2;
+	struct rec_buf b = {};
+	char why[200];
+
+	s->pools = realloc(s->pools, np * sizeof(*s->pools));
+	s->bindings = realloc(s->bindings, nb * sizeof(*s->bindings));
+	s->progs = realloc(s->progs, ng * sizeof(*s->progs));
+	assert_true(s->pools && s->bindings && s->progs);
+	for (size_t i = 0; i < np; i++) {
+		s->pools[i] = s->pools[0];
+		s->pools[i].addr += i * 64;
+		memset(s->pools[i].ifname, 'x', sizeof(s->pools[i].ifname) - 1);
+		for (int k = 0; k <= DMT_BATCH_MAX; k++)
+			s->pools[i].refill.slots[k] = UINT64_MAX - k;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		s->bindings[i] = s->bindings[0];
+		s->bindings[i].id = i + 1;
+		for (int k = 0; k < DMT_LOG2_SLOTS; k++) {
+			s->bindings[i].alloc_lat_ns.slots[k] = UINT64_MAX;
+			s->bindings[i].alloc_lat_niov_ns.slots[k] = UINT64_MAX;
+			s->bindings[i].free_lat_ns.slots[k] = UINT64_MAX;
+		}
+	}
+	for (size_t i = 0; i < ng; i++) {
+		memset(&s->progs[i], 0, sizeof(s->progs[i]));
+		memset(s->progs[i].name, 'p', sizeof(s->progs[i].name) - 1);
+	}
+	s->n_pools = np;
+	s->n_bindings = nb;
+	s->n_progs = ng;
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	assert_true(b.len <= REC_MAX_FRAME);
+	if (rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)))
+		fail_msg("decode: %s", why);
+	assert_int_equal(d->n_pools, REC_MAX_POOLS);
+	assert_int_equal(d->n_bindings, REC_MAX_BINDINGS);
+	assert_int_equal(d->n_progs, REC_MAX_PROGS);
+	assert_int_equal(d->map_full, s->map_full + 5 + 1);
+	assert_int_equal(d->pools[REC_MAX_POOLS - 1].addr, s->pools[REC_MAX_POOLS - 1].addr);
+	snapshot__free(d);
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
+ * Recordings are private by default (issue 13): mode 0600 whatever the
+ * umask, also when replacing a 0644 file; no kernel address in the file
+ * (pool and event addresses pseudonymised but still one per object, the
+ * kallsyms address in the probe log hidden); header flags 0.
+ */
+static void test_private(void **state)
+{
+	static char *log[] = { "kallsyms: mp_dmabuf_devmem_alloc_netmems=0xffffffff81a2b3c4 "
+			       "io_pp_zc_alloc_netmems=0", "probe pp_hold tp_btf ok" };
+	char path[] = "/tmp/dmt-rec-XXXXXX", pat[20];
+	struct rec_meta *m = meta();
+	struct dmt_event ev = { .ts_ns = 1, .addr = 0xffff888000001000ULL,
+				.type = DMT_EV_POOL_RELEASE, .id = 11 };
+	uint64_t first_addr[3] = {};
+	struct rec_writer *w;
+	struct rec_reader *r;
+	struct rec_item it;
+	struct stat st;
+	mode_t old;
+	uint8_t *buf;
+	size_t len;
+	FILE *f;
+	int fd = mkstemp(path), k = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	close(fd);
+	m->kernel_addresses = false;
+	m->probe_log = log;
+	old = umask(0);
+	w = rec_writer__open(path, m);
+	umask(old);
+	assert_non_null(w);
+	for (int i = 0; i < 2; i++) {
+		struct dmt_snapshot *s = full_snapshot(i);
+
+		assert_int_equal(rec_writer__snapshot(w, s), 0);
+		snapshot__free(s);
+	}
+	assert_int_equal(rec_writer__event(w, &ev), 0);
+	assert_int_equal(rec_writer__end(w, &(struct rec_end){ .exit_status = -1 }), 0);
+	assert_int_equal(rec_writer__close(w), 0);
+	free(m);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+
+	/* no address bytes anywhere in the file */
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc(len);
+	assert_int_equal(fread(buf, 1, len, f), len);
+	fclose(f);
+	assert_int_equal(buf[12] | buf[13] | buf[14] | buf[15], 0);
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = 0xffff888000000000ULL + i * 0x1000;
+
+		memcpy(pat, &a, 8);
+		assert_null(memmem(buf, len, pat, 8));
+	}
+	memcpy(pat, &ev.addr, 8);
+	assert_null(memmem(buf, len, pat, 8));
+	assert_null(memmem(buf, len, "ffffffff81a2b3c4", 16));
+	free(buf);
+
+	r = rec_reader__open(path);
+	assert_non_null(rec_reader__meta(r));
+	assert_false(rec_reader__meta(r)->kernel_addresses);
+	assert_string_equal(rec_reader__meta(r)->probe_log[0],
+			    "kallsyms: mp_dmabuf_devmem_alloc_netmems=(hidden) "
+			    "io_pp_zc_alloc_netmems=0");
+	while (rec_reader__next(r, &it) > 0) {
+		if (it.type != REC_SNAPSHOT)
+			continue;
+		for (int i = 0; i < 3; i++) {
+			uint64_t a = it.snap->pools[i].addr;
+
+			assert_true(a && a != 0xffff888000000000ULL + i * 0x1000);
+			if (!k)
+				first_addr[i] = a;
+			/* the same pool keeps its pseudonym, distinct pools differ */
+			assert_int_equal(a, first_addr[i]);
+			assert_true(!i || a != it.snap->pools[i - 1].addr);
+		}
+		k++;
+		snapshot__free(it.snap);
+	}
+	assert_int_equal(k, 2);
+	rec_reader__free(r);
+	unlink(path);
+}
+
+/*
+ * Every bit of the header's flags is checked (issue 13): a flip is refused
+ * in a default recording (flags 0) and in one with kernel addresses (the
+ * META CRC then covers the header).
+ */
+static void test_header_flags(void **state)
+{
+	char path[] = "/tmp/dmt-rec-XXXXXX", err[800];
+	size_t len, fe[16];
+	int fd = mkstemp(path), nf, ret;
+
+	assert_true(fd >= 0);
+	close(fd);
+	for (int raw = 0; raw < 2; raw++) {
+		uint8_t *buf;
+
+		if (raw) {
+			buf = write_recording(path, &len, fe, &nf);
+			assert_int_equal(buf[12], REC_FLAG_KERNEL_ADDRS);
+		} else {
+			struct rec_end e = { .exit_status = -1 };
+			struct rec_meta *m = meta();
+			struct rec_writer *w;
+			FILE *f;
+
+			m->kernel_addresses = false;
+			w = rec_writer__open(path, m);
+			assert_non_null(w);
+			assert_int_equal(rec_writer__end(w, &e), 0);
+			assert_int_equal(rec_writer__close(w), 0);
+			free(m);
+			f = fopen(path, "rb");
+			fseek(f, 0, SEEK_END);
+			len = ftell(f);
+			rewind(f);
+			buf = malloc(len);
+			assert_int_equal(fread(buf, 1, len, f), len);
+			fclose(f);
+			assert_int_equal(buf[12], 0);
+		}
+		read_all(buf, len, &ret, err, sizeof(err), NULL);
+		assert_int_equal(ret, 0);
+		for (int bit = 0; bit < 32; bit++) {
+			buf[12 + bit / 8] ^= 1u << (bit % 8);
+			read_all(buf, len, &ret, err, sizeof(err), NULL);
+			if (!ret)
+				fail_msg("flags bit %d flipped (raw addresses %d) unnoticed",
+					 bit, raw);
+			buf[12 + bit / 8] ^= 1u << (bit % 8);
+		}
+		free(buf);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +886,9 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_writer_limits),
+		cmocka_unit_test(test_private),
+		cmocka_unit_test(test_header_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

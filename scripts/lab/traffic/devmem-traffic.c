@@ -29,10 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <linux/dma-buf.h>
+#include <linux/dma-heap.h>
 #include <linux/netlink.h>
 #include <linux/udmabuf.h>
 #include <netinet/in.h>
@@ -202,9 +204,11 @@ static int bind_reply_cb(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-/* NETDEV_CMD_BIND_RX. The binding lives as long as @ctx->sk stays open. */
+/* NETDEV_CMD_BIND_RX. The binding lives as long as @ctx->sk stays open.
+ * @rx_page_size 0: the attribute is not sent (the kernel's default).
+ */
 static int bind_rx(struct nl_ctx *ctx, int ifindex, unsigned int queue,
-		   int dmabuf_fd, unsigned int *binding_id)
+		   int dmabuf_fd, uint32_t rx_page_size, unsigned int *binding_id)
 {
 	struct nlattr *queues;
 	struct nl_msg *msg;
@@ -224,6 +228,9 @@ static int bind_rx(struct nl_ctx *ctx, int ifindex, unsigned int queue,
 	    nla_put_u32(msg, DT_NETDEV_A_QUEUE_TYPE, DT_NETDEV_QUEUE_TYPE_RX))
 		goto err_msgsize;
 	nla_nest_end(msg, queues);
+	if (rx_page_size &&
+	    nla_put_u32(msg, DT_NETDEV_A_DMABUF_RX_PAGE_SIZE, rx_page_size))
+		goto err_msgsize;
 
 	*binding_id = 0;
 	nl_socket_modify_cb(ctx->sk, NL_CB_VALID, NL_CB_CUSTOM, bind_reply_cb,
@@ -332,13 +339,58 @@ static void print_pools(FILE *f, const struct pool_list *pl, int ifindex)
 	fputc(']', f);
 }
 
-/* ---- udmabuf ---- */
+/* ---- dmabufs: udmabuf or the system dma-heap ---- */
+
+enum dmabuf_src { SRC_UDMABUF, SRC_HEAP };
+
+static const char *const src_names[] = {
+	[SRC_UDMABUF] = "udmabuf", [SRC_HEAP] = "heap",
+};
 
 struct udmabuf {
 	int memfd, fd;
 	size_t size;
 	uint8_t *map;
 };
+
+/* The system dma-heap: buddy chunks of 1 MiB, 64 KiB or 4 KiB, each one
+ * naturally aligned sg entry, so it can back net_iovs up to 1 MiB (6.12's
+ * udmabuf maps one 4 KiB sg entry per page whatever the memfd).
+ */
+static int heap_create(struct udmabuf *ub, size_t size)
+{
+	struct dma_heap_allocation_data alloc = {
+		.len = size, .fd_flags = O_RDWR | O_CLOEXEC,
+	};
+	int heapfd, err;
+
+	ub->memfd = ub->fd = -1;
+	ub->map = MAP_FAILED;
+	ub->size = size;
+
+	heapfd = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	if (heapfd < 0) {
+		err = -errno;
+		err_msg("open /dev/dma_heap/system: %s (CONFIG_DMABUF_HEAPS_SYSTEM?)",
+			strerror(errno));
+		return err;
+	}
+	if (ioctl(heapfd, DMA_HEAP_IOCTL_ALLOC, &alloc) < 0)
+		goto err_errno;
+	ub->fd = alloc.fd;
+	ub->map = mmap(NULL, size, PROT_READ, MAP_SHARED, ub->fd, 0);
+	if (ub->map == MAP_FAILED)
+		goto err_errno;
+	close(heapfd);
+	return 0;
+
+err_errno:
+	err = -errno;
+	err_msg("allocating %zu bytes from the system dma-heap: %s", size,
+		strerror(errno));
+	close(heapfd);
+	return err;
+}
 
 static int udmabuf_create(struct udmabuf *ub, size_t size)
 {
@@ -394,6 +446,16 @@ static void udmabuf_destroy(struct udmabuf *ub)
 	ub->fd = ub->memfd = -1;
 }
 
+/* This process's system and user CPU seconds so far. */
+static void cpu_times(double *sys_s, double *user_s)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*sys_s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	*user_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+}
+
 static int dmabuf_sync(int fd, __u64 flags)
 {
 	struct dma_buf_sync sync = { .flags = flags | DMA_BUF_SYNC_READ };
@@ -408,14 +470,18 @@ struct rx_opts {
 	unsigned int queue, port, seed, idle_ms, linger_ms;
 	long long dmabuf_size, expect;
 	bool hold, leak, unbind_first;
+	enum dmabuf_src src;
+	uint32_t rx_page_size;	/* 0: not sent */
+	uint64_t niov_size;	/* rx_page_size, or the page size */
 };
 
 struct rx_stats {
 	uint64_t bytes, dmabuf_bytes, linear_bytes, frags, mismatches;
 	int64_t first_mismatch;
 	uint64_t tokens_returned, dontneed_calls, max_held, wrong_binding;
+	uint64_t max_frag, frags_over_niov, recvmsg_calls;
 	bool eof, idle;
-	double secs;
+	double secs, sys_secs, user_secs;
 };
 
 struct token_set {
@@ -424,7 +490,8 @@ struct token_set {
 	size_t n, cap;
 };
 
-static int token_push(struct token_set *ts, __u32 token, __u64 frag_offset)
+/* @niov: index of the net_iov (dma-buf offset / net_iov size) */
+static int token_push(struct token_set *ts, __u32 token, __u64 niov)
 {
 	if (ts->n == ts->cap) {
 		size_t cap = ts->cap ? ts->cap * 2 : 1024;
@@ -441,12 +508,12 @@ static int token_push(struct token_set *ts, __u32 token, __u64 frag_offset)
 		ts->cap = cap;
 	}
 	ts->tok[ts->n] = token;
-	ts->page[ts->n++] = frag_offset / PAGE_SZ;
+	ts->page[ts->n++] = niov;
 	return 0;
 }
 
-/* Distinct dmabuf pages (net_iovs) behind the tokens of @ts: a frag split
- * over two recvmsg calls yields two tokens for one net_iov.
+/* Distinct net_iovs behind the tokens of @ts: a frag split over two
+ * recvmsg calls yields two tokens for one net_iov.
  */
 static uint64_t token_pages(const struct token_set *ts, size_t npages)
 {
@@ -594,6 +661,7 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 			break;
 		}
 		n = recvmsg(fd, &msg, DT_MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+		st->recvmsg_calls++;
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n < 0) {
@@ -640,11 +708,17 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 				       st->bytes, o, st);
 				dmabuf_sync(ub->fd, DMA_BUF_SYNC_END);
 			}
+			/* a frag never crosses its net_iov */
+			if (dc->frag_offset % o->niov_size + dc->frag_size >
+			    o->niov_size)
+				st->frags_over_niov++;
+			if (dc->frag_size > st->max_frag)
+				st->max_frag = dc->frag_size;
 			st->frags++;
 			st->dmabuf_bytes += dc->frag_size;
 			st->bytes += dc->frag_size;
 			err = token_push(o->hold ? held : &batch, dc->frag_token,
-					 dc->frag_offset);
+					 dc->frag_offset / o->niov_size);
 			if (err)
 				goto out;
 		}
@@ -666,8 +740,13 @@ static void rx_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s rx --ifname IF --port P [--queue Q] [--dmabuf-size SIZE]\n"
+		"          [--dmabuf udmabuf|heap] [--rx-page-size SIZE]\n"
 		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
 		"          [--hold] [--leak] [--unbind-first] [--linger MS]\n"
+		"  --dmabuf        udmabuf (memfd, default) or heap (/dev/dma_heap/system,\n"
+		"                  buddy chunks up to 1 MiB: the one that backs large net_iovs)\n"
+		"  --rx-page-size  net_iov size of the binding (NETDEV_A_DMABUF_RX_PAGE_SIZE),\n"
+		"                  sent as given: the kernel validates it\n"
 		"  --hold          keep every token while receiving (exhausts a small binding);\n"
 		"                  they are returned at the end unless --leak\n"
 		"  --leak          exit without returning the held tokens (implies --hold)\n"
@@ -676,7 +755,9 @@ static void rx_usage(FILE *f)
 		"  --linger MS     stay bound up to MS ms after the tokens went back, before\n"
 		"                  unbinding (prints 'lingering' on stderr; SIGUSR1 ends it)\n"
 		"JSON: pages_held = distinct net_iovs behind the tokens held at the end\n"
-		"(a frag split over two recvmsg calls gives two tokens for one net_iov)\n", prog);
+		"(a frag split over two recvmsg calls gives two tokens for one net_iov);\n"
+		"sys_seconds/user_seconds = this process's CPU while receiving and\n"
+		"returning the tokens; niov_size = --rx-page-size or the page size\n", prog);
 }
 
 static int cmd_rx(int argc, char **argv)
@@ -693,12 +774,17 @@ static int cmd_rx(int argc, char **argv)
 		{ "leak", no_argument, NULL, 'L' },
 		{ "unbind-first", no_argument, NULL, 'U' },
 		{ "linger", required_argument, NULL, 'l' },
+		{ "dmabuf", required_argument, NULL, 'D' },
+		{ "rx-page-size", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct rx_opts o = {
 		.dmabuf_size = 64 << 20, .expect = -1, .idle_ms = 10000,
+		.niov_size = PAGE_SZ,
 	};
+	double sys0, user0, sys1, user1;
+	long long v;
 	struct rx_stats st = { .first_mismatch = -1 };
 	struct pool_list at_end, after_unbind, after_close;
 	bool have_end = false, have_unbind = false, have_close = false;
@@ -746,6 +832,20 @@ static int cmd_rx(int argc, char **argv)
 			if (parse_uint(optarg, 600000, &o.linger_ms))
 				goto bad_value;
 			break;
+		case 'D':
+			if (!strcmp(optarg, "udmabuf"))
+				o.src = SRC_UDMABUF;
+			else if (!strcmp(optarg, "heap"))
+				o.src = SRC_HEAP;
+			else
+				goto bad_value;
+			break;
+		case 'P':
+			v = parse_size(optarg);
+			if (v <= 0 || v > UINT32_MAX)
+				goto bad_value;
+			o.rx_page_size = v;
+			break;
 		case 'h': rx_usage(stdout); return 0;
 		default: rx_usage(stderr); return 2;
 		}
@@ -754,13 +854,16 @@ static int cmd_rx(int argc, char **argv)
 		err_msg("rx: --ifname and --port are required, no positional arguments");
 		return 2;
 	}
+	if (o.rx_page_size)
+		o.niov_size = o.rx_page_size;
 	ifindex = if_nametoindex(o.ifname);
 	if (!ifindex) {
 		err_msg("rx: no interface '%s'", o.ifname);
 		return 1;
 	}
 
-	err = udmabuf_create(&ub, o.dmabuf_size);
+	err = o.src == SRC_HEAP ? heap_create(&ub, o.dmabuf_size) :
+				  udmabuf_create(&ub, o.dmabuf_size);
 	if (err)
 		goto cleanup;
 	err = nl_ctx_open(&nl);
@@ -769,15 +872,16 @@ static int cmd_rx(int argc, char **argv)
 			DT_NETDEV_FAMILY_NAME, strerror(-err));
 		goto cleanup;
 	}
-	err = bind_rx(&nl, ifindex, o.queue, ub.fd, &binding_id);
+	err = bind_rx(&nl, ifindex, o.queue, ub.fd, o.rx_page_size, &binding_id);
 	if (err) {
 		err_msg("bind-rx %s queue %u: %s%s%s%s", o.ifname, o.queue,
 			strerror(-err), nl.extack[0] ? " (" : "", nl.extack,
 			nl.extack[0] ? ")" : "");
 		goto cleanup;
 	}
-	fprintf(stderr, "%s: bound %lld byte udmabuf to %s queue %u, binding %u\n",
-		prog, o.dmabuf_size, o.ifname, o.queue, binding_id);
+	fprintf(stderr, "%s: bound %lld byte %s to %s queue %u, binding %u, net_iov %llu bytes%s\n",
+		prog, o.dmabuf_size, src_names[o.src], o.ifname, o.queue, binding_id,
+		(unsigned long long)o.niov_size, o.rx_page_size ? "" : " (default)");
 
 	fd = listen_and_accept(o.port, 30000);
 	if (fd < 0) {
@@ -786,18 +890,27 @@ static int cmd_rx(int argc, char **argv)
 		goto cleanup;
 	}
 	t0 = now_s();
+	/* CPU of receiving and of returning the tokens (--hold: at the end) */
+	cpu_times(&sys0, &user0);
 	err = rx_loop(fd, &o, &ub, binding_id, &held, &st);
+	cpu_times(&sys1, &user1);
 	st.secs = now_s() - t0;
+	st.sys_secs = sys1 - sys0;
+	st.user_secs = user1 - user0;
 	if (err)
 		goto cleanup;
 	/* still bound, tokens still held (--hold): the occupancy peak */
 	have_end = !dump_pools(&at_end);
-	pages_held = token_pages(&held, ub.size / PAGE_SZ);
+	pages_held = token_pages(&held, ub.size / o.niov_size);
 
+	cpu_times(&sys0, &user0);
 	if (o.leak)
 		leaked = held.n;
 	else if (held.n && (err = tokens_return(fd, &held, &st)))
 		goto cleanup;
+	cpu_times(&sys1, &user1);
+	st.sys_secs += sys1 - sys0;
+	st.user_secs += user1 - user0;
 	if (o.linger_ms) {
 		double until = now_s() + o.linger_ms / 1000.0;
 
@@ -846,6 +959,11 @@ cleanup:
 	       st.max_held, leaked, pages_held, st.dontneed_calls, st.eof ? "true" : "false",
 	       st.idle ? "true" : "false", st.secs,
 	       st.secs > 0 ? st.bytes / st.secs / 1e6 : 0.0);
+	printf(",\"dmabuf\":\"%s\",\"rx_page_size\":%u,\"niov_size\":%" PRIu64
+	       ",\"max_frag_size\":%" PRIu64 ",\"frags_over_niov\":%" PRIu64
+	       ",\"recvmsg_calls\":%" PRIu64 ",\"sys_seconds\":%.3f,\"user_seconds\":%.3f",
+	       src_names[o.src], o.rx_page_size, o.niov_size, st.max_frag,
+	       st.frags_over_niov, st.recvmsg_calls, st.sys_secs, st.user_secs);
 	if (have_end) {
 		printf(",\"pools_at_end\":");
 		print_pools(stdout, &at_end, ifindex);

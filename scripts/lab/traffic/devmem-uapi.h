@@ -59,7 +59,11 @@ struct dt_dmabuf_token {
 #define DT_NETDEV_A_DMABUF_QUEUES	2
 #define DT_NETDEV_A_DMABUF_FD		3
 #define DT_NETDEV_A_DMABUF_ID		4
-#define DT_NETDEV_A_DMABUF_MAX		4
+/* rx-page-size: upstream net-next (Aug 2026) and our patch 0007; a 6.12
+ * kernel without it refuses the attribute ("Unknown attribute type").
+ */
+#define DT_NETDEV_A_DMABUF_RX_PAGE_SIZE	5
+#define DT_NETDEV_A_DMABUF_MAX		5
 
 #define DT_NETDEV_CMD_PAGE_POOL_GET	5
 #define DT_NETDEV_CMD_BIND_RX		13
