@@ -590,7 +590,8 @@ static void tokens_availability(const struct collector *c, struct dmt_availabili
 	else if (!c->tok_fallback)
 		snprintf(why, sizeof(why), "devmem_token_*: %.100s", why_not(c, P_TOK_TP_RECV));
 	else
-		snprintf(why, sizeof(why), "no devmem_token_* tracepoints (0009); fallback %s: %.60s",
+		snprintf(why, sizeof(why),
+			 "no devmem_token_* tracepoints (0009); fallback %s: %.60s",
 			 prog_target(missing, tgt, sizeof(tgt)), why_not(c, missing));
 	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], ok, src, why);
 	set_avail(&av[DMT_M_RECVMSG_TOKENS], ok && attached(c, P_TOK_RECVMSG_EXIT),

@@ -654,11 +654,13 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 			continue;
 		for (size_t i = 0; i < n; i++) {
 			struct prom_label hl[3] = {
-				{ "pid", pid[i] }, { "comm", rows[i].comm }, { "binding_id", bid[i] },
+				{ "pid", pid[i] }, { "comm", rows[i].comm },
+				{ "binding_id", bid[i] },
 			};
+			double age = rows[i].oldest_ns / 1e9;
 
 			if (f == F_TOK_HOLDER_OLDEST)
-				promfmt__sample(w, NULL, hl, 3, NULL, NULL, rows[i].oldest_ns / 1e9);
+				promfmt__sample(w, NULL, hl, 3, NULL, NULL, age);
 			else
 				promfmt__sample_u64(w, NULL, hl, 3, NULL, NULL,
 						    f == F_TOK_HOLDER_TOKENS ? rows[i].tokens :

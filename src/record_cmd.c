@@ -283,7 +283,8 @@ static int track_holders(struct report *r, const struct dmt_snapshot *s)
 		uint64_t tok = 0, niovs = 0, age = 0;
 
 		for (size_t k = 0; k < r->n_holders; k++)
-			if (r->holders[k].pid == h->pid && r->holders[k].binding_id == h->binding_id)
+			if (r->holders[k].pid == h->pid &&
+			    r->holders[k].binding_id == h->binding_id)
 				t = &r->holders[k];
 		if (!t) {
 			void *n = realloc(r->holders, (r->n_holders + 1) * sizeof(*r->holders));
@@ -299,7 +300,8 @@ static int track_holders(struct report *r, const struct dmt_snapshot *s)
 		}
 		/* this snapshot's sockets of that process on that binding */
 		for (size_t k = 0; k < s->n_holders; k++) {
-			if (s->holders[k].pid != h->pid || s->holders[k].binding_id != h->binding_id)
+			if (s->holders[k].pid != h->pid ||
+			    s->holders[k].binding_id != h->binding_id)
 				continue;
 			tok += s->holders[k].tokens;
 			niovs += s->holders[k].niovs;

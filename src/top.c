@@ -501,8 +501,8 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		snprintf(a, sizeof(a), "%.1f", (double)t->per_dontneed.sum / t->per_dontneed.count);
 		fmt_ns(b, sizeof(b), &t->dontneed_ns, 0.5, true);
 		fmt_ns(c, sizeof(c), &t->dontneed_ns_token, 0.5, true);
-		lines_add(l, "DONTNEED: %llu calls, tokens/call mean %s, latency p50 <=%s, per token "
-			  "p50 <=%s", (unsigned long long)t->per_dontneed.count, a, b, c);
+		lines_add(l, "DONTNEED: %llu calls, tokens/call mean %s, latency p50 <=%s, "
+			  "per token p50 <=%s", (unsigned long long)t->per_dontneed.count, a, b, c);
 	}
 }
 

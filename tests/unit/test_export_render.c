@@ -421,12 +421,14 @@ static void test_token_holders(void **state)
 	hist_log2_add(&f->snap.tok_cost.per_recvmsg, 32, 4);
 	t = render(f);
 	assert_line(t, "devmemtop_token_holder_sockets 13");
-	assert_line(t, "devmemtop_token_holder_tokens{pid=\"100\",comm=\"rx\",binding_id=\"3\"} 80");
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"100\",comm=\"rx\","
+		       "binding_id=\"3\"} 80");
 	assert_line(t, "devmemtop_token_holder_niovs{pid=\"100\",comm=\"rx\",binding_id=\"3\"} 70");
 	assert_line(t, "devmemtop_token_holder_oldest_token_age_seconds{pid=\"100\",comm=\"rx\","
 		       "binding_id=\"3\"} 2.5");
 	/* rows 1..9 are pids 101..109; 110 and 111 (tokens 11 and 10) are summed */
-	assert_line(t, "devmemtop_token_holder_tokens{pid=\"109\",comm=\"worker\",binding_id=\"3\"} 12");
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"109\",comm=\"worker\","
+		       "binding_id=\"3\"} 12");
 	snprintf(line, sizeof(line),
 		 "devmemtop_token_holder_tokens{pid=\"110\",comm=\"worker\",binding_id=\"3\"} 11");
 	assert_no_line(t, line);
