@@ -1023,13 +1023,30 @@ out:
 	return 0;
 }
 
+/* Append the holder map's entries to hs[*nh..cap), skipping sockets already there. */
+static void read_holders(struct collector *c, struct dmt_holder *hs, size_t *nh, size_t cap)
+{
+	int fd = bpf_map__fd(c->skel->maps.holders);
+	size_t before = *nh;
+	__u64 key, next;
+
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r && *nh < cap;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		bool dup = false;
+
+		key = next;
+		for (size_t i = 0; i < before && !dup; i++)
+			dup = hs[i].sk == key;
+		if (!dup && !bpf_map_lookup_elem(fd, &key, &hs[*nh]))
+			(*nh)++;
+	}
+}
+
 static int read_tokens(struct collector *c, struct dmt_snapshot *s)
 {
-	int hfd = bpf_map__fd(c->skel->maps.holders);
 	struct dmt_holder *hs = NULL;
 	struct dmt_tok_entry *toks = NULL;
 	size_t n = 0, nh = 0;
-	__u64 key, next;
 	__u32 zero = 0;
 	int err;
 
@@ -1039,20 +1056,19 @@ static int read_tokens(struct collector *c, struct dmt_snapshot *s)
 	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
 	if (!c->ps[P_TOK_DESTROY].loaded)
 		return 0;
+	/*
+	 * The holders before and after the tokens: a socket destroyed while
+	 * the token map was read is in the first pass, one that got its first
+	 * token meanwhile in the second, so every token read has its holder.
+	 */
+	hs = calloc(2 * DMT_MAX_HOLDERS, sizeof(*hs));
+	if (!hs)
+		return -ENOMEM;
+	read_holders(c, hs, &nh, DMT_MAX_HOLDERS);
 	err = read_token_map(c, &toks, &n);
 	if (err)
-		return err;
-	hs = calloc(DMT_MAX_HOLDERS, sizeof(*hs));
-	if (!hs) {
-		err = -ENOMEM;
 		goto out;
-	}
-	for (int r = bpf_map_get_next_key(hfd, NULL, &next); !r && nh < DMT_MAX_HOLDERS;
-	     r = bpf_map_get_next_key(hfd, &key, &next)) {
-		key = next;
-		if (!bpf_map_lookup_elem(hfd, &key, &hs[nh]))
-			nh++;
-	}
+	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
 	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
 	if (err)
 		goto out;
