@@ -53,7 +53,11 @@ if [ -n "$DMT" ]; then
 	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
 fi
+# (uptime around the dump: assert_devmemtop.py compares the snapshots
+# that bracket it, since the idle pool can still release niovs later)
+cut -d' ' -f1 /proc/uptime >$D/pools-bound.t
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-bound.json
+cut -d' ' -f1 /proc/uptime >>$D/pools-bound.t
 if [ -n "$DMT" ]; then
 	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
