@@ -322,32 +322,6 @@ static void esc(FILE *f, const char *s)
 	}
 }
 
-static void fmt_ns(char *buf, size_t len, double v)
-{
-	if (v < 1e3)
-		snprintf(buf, len, "%.0fns", v);
-	else if (v < 1e6)
-		snprintf(buf, len, "%.3gus", v / 1e3);
-	else if (v < 1e9)
-		snprintf(buf, len, "%.3gms", v / 1e6);
-	else
-		snprintf(buf, len, "%.3gs", v / 1e9);
-}
-
-static void fmt_num(char *buf, size_t len, double v)
-{
-	double a = fabs(v);
-
-	if (a >= 1e9)
-		snprintf(buf, len, "%.3gG", v / 1e9);
-	else if (a >= 1e6)
-		snprintf(buf, len, "%.3gM", v / 1e6);
-	else if (a >= 1e4)
-		snprintf(buf, len, "%.3gk", v / 1e3);
-	else
-		snprintf(buf, len, "%.4g", v);
-}
-
 /* The smallest 1, 2, 2.5, 5 x 10^k at or above v. */
 static double nice_ceil(double v)
 {
@@ -486,7 +460,7 @@ static void chart_series(FILE *f, const struct html_run *cand, const struct html
 	for (int k = 0; k <= 4; k++) {
 		double y = MT + ph - k * ph / 4;
 
-		fmt_num(lab, sizeof(lab), vmax * k / 4);
+		fmt_human_num(lab, sizeof(lab), vmax * k / 4);
 		fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
 			"<text class=\"ylab\" x=\"%d\" y=\"%.1f\">%s%s</text>\n",
 			ML, CW - MR, y, y, ML - 6, y + 4, lab, d[id].unit);
@@ -550,7 +524,7 @@ static void chart_bars(FILE *f, const struct bars *b)
 	for (int k = 0; k <= 4; k++) {
 		double y = MT + ph - k * ph / 4;
 
-		fmt_num(lab, sizeof(lab), vmax * k / 4);
+		fmt_human_num(lab, sizeof(lab), vmax * k / 4);
 		fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
 			"<text class=\"ylab\" x=\"%d\" y=\"%.1f\">%s%s</text>\n",
 			ML, CW - MR, y, y, ML - 6, y + 4, lab, pct ? "%" : "");
@@ -620,9 +594,9 @@ static void log2_stats(char *buf, size_t len, const char *who, const struct hist
 	}
 	hist_log2_quantile(h, 0.5, &q50);
 	hist_log2_quantile(h, 0.99, &q99);
-	fmt_ns(a, sizeof(a), (double)h->sum / h->count);
-	fmt_ns(p50, sizeof(p50), q50);
-	fmt_ns(p99, sizeof(p99), q99);
+	fmt_human_ns(a, sizeof(a), (double)h->sum / h->count);
+	fmt_human_ns(p50, sizeof(p50), q50);
+	fmt_human_ns(p99, sizeof(p99), q99);
 	snprintf(buf, len, "%s: %llu samples, avg %s, p50 <= %s, p99 <= %s", who,
 		 (unsigned long long)h->count, a, p50, p99);
 }
@@ -676,7 +650,7 @@ static void hist_log2_chart(FILE *f, const char *key, const char *cls, const cha
 	for (int i = lo; i <= hi; i++) {
 		cv[bars.n] = c->slots[i];
 		bv[bars.n] = b ? b->slots[i] : 0;
-		fmt_ns(ns, sizeof(ns), hist_log2_bound(i));
+		fmt_human_ns(ns, sizeof(ns), hist_log2_bound(i));
 		snprintf(label[bars.n], sizeof(label[0]), "&#8804;%s", ns);
 		bars.n++;
 	}

@@ -134,7 +134,13 @@ uint64_t publisher__live(const struct publisher *pb)
 	return __atomic_load_n(&pb->live, __ATOMIC_RELAXED);
 }
 
-int pubsnap__text(struct pubsnap *p, const char **text, size_t *len)
+/*
+ * One rendering per snapshot and format, made by the first reader that asks
+ * and shared by the rest: out, out_len and out_err are the text's or the
+ * protobuf's. An allocation failure is not sticky: the next caller tries again.
+ */
+static int render_once(struct pubsnap *p, bool proto, char **out, size_t *out_len,
+		       int *out_err, const char **data, size_t *len)
 {
 	struct expo_input in = { .snap = p->snap, .totals = &p->totals,
 				 .interval_s = p->interval_s, .collections = p->collections,
@@ -143,63 +149,39 @@ int pubsnap__text(struct pubsnap *p, const char **text, size_t *len)
 	int err = 0;
 
 	pthread_mutex_lock(&p->text_lock);
-	if (p->text || p->text_err)
+	if (*out || *out_err)
 		goto out;
-	w = promfmt__new();
+	w = proto ? promfmt__new_proto() : promfmt__new();
 	if (!w) {
-		err = -ENOMEM;	/* not sticky: the next caller tries again */
+		err = -ENOMEM;
 		goto unlock;
 	}
-	p->text_err = expo__render(w, &in);
-	if (!p->text_err) {
-		p->text = promfmt__take(w, &p->text_len);
-		if (!p->text)
-			p->text_err = -errno;
+	*out_err = expo__render(w, &in);
+	if (!*out_err) {
+		*out = promfmt__take(w, out_len);
+		if (!*out)
+			*out_err = -errno;
 	}
 	promfmt__free(w);
 out:
-	err = p->text_err;
+	err = *out_err;
 	if (!err) {
-		*text = p->text;
-		*len = p->text_len;
+		*data = *out;
+		*len = *out_len;
 	}
 unlock:
 	pthread_mutex_unlock(&p->text_lock);
 	return err;
 }
 
+int pubsnap__text(struct pubsnap *p, const char **text, size_t *len)
+{
+	return render_once(p, false, &p->text, &p->text_len, &p->text_err, text, len);
+}
+
 int pubsnap__proto(struct pubsnap *p, const char **data, size_t *len)
 {
-	struct expo_input in = { .snap = p->snap, .totals = &p->totals,
-				 .interval_s = p->interval_s, .collections = p->collections,
-				 .collection_errors = p->errors };
-	struct promfmt *w;
-	int err = 0;
-
-	pthread_mutex_lock(&p->text_lock);
-	if (p->proto || p->proto_err)
-		goto out;
-	w = promfmt__new_proto();
-	if (!w) {
-		err = -ENOMEM;	/* not sticky */
-		goto unlock;
-	}
-	p->proto_err = expo__render(w, &in);
-	if (!p->proto_err) {
-		p->proto = promfmt__take(w, &p->proto_len);
-		if (!p->proto)
-			p->proto_err = -errno;
-	}
-	promfmt__free(w);
-out:
-	err = p->proto_err;
-	if (!err) {
-		*data = p->proto;
-		*len = p->proto_len;
-	}
-unlock:
-	pthread_mutex_unlock(&p->text_lock);
-	return err;
+	return render_once(p, true, &p->proto, &p->proto_len, &p->proto_err, data, len);
 }
 
 uint64_t pubsnap__published_ns(const struct pubsnap *p)

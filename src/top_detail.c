@@ -335,30 +335,6 @@ void top_dlines__free(struct top_dlines *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static void fmt_ns(char *buf, size_t len, double v)
-{
-	if (v < 1e3)
-		snprintf(buf, len, "%.0fns", v);
-	else if (v < 1e6)
-		snprintf(buf, len, "%.3gus", v / 1e3);
-	else if (v < 1e9)
-		snprintf(buf, len, "%.3gms", v / 1e6);
-	else
-		snprintf(buf, len, "%.3gs", v / 1e9);
-}
-
-static void fmt_num(char *buf, size_t len, double v)
-{
-	if (v >= 1e9)
-		snprintf(buf, len, "%.3gG", v / 1e9);
-	else if (v >= 1e6)
-		snprintf(buf, len, "%.3gM", v / 1e6);
-	else if (v >= 1e4)
-		snprintf(buf, len, "%.3gk", v / 1e3);
-	else
-		snprintf(buf, len, "%.4g", v);
-}
-
 /* "[#####.....]" n cells wide (plus brackets) for frac in [0, 1]. */
 static void gauge(char *buf, int n, double frac)
 {
@@ -397,7 +373,7 @@ static void sparkline(struct pane *p, const char *label, const struct obj_hist *
 	if (w < 8) {	/* too narrow for a line: the numbers alone */
 		const struct pt *l = &h->pts[(h->head + HIST_PTS - 1) % HIST_PTS];
 
-		fmt_num(a, sizeof(a), level ? l->level : l->rate);
+		fmt_human_num(a, sizeof(a), level ? l->level : l->rate);
 		add(p, 0, "  %s %s%s", label, a, pct ? "%" : "");
 		return;
 	}
@@ -437,8 +413,8 @@ static void sparkline(struct pane *p, const char *label, const struct obj_hist *
 		else
 			off += snprintf(line + off, sizeof(line) - off, "%c", ascii[lvl]);
 	}
-	fmt_num(a, sizeof(a), cur);
-	fmt_num(b, sizeof(b), max);
+	fmt_human_num(a, sizeof(a), cur);
+	fmt_human_num(b, sizeof(b), max);
 	add(p, 0, "%s now %s%s max %s%s", line, a, pct ? "%" : "", b, pct ? "%" : "");
 }
 
@@ -528,9 +504,9 @@ static void log2_section(struct pane *p, const char *title, const struct hist_lo
 	}
 	hist_log2_quantile(h, 0.5, &q50);
 	hist_log2_quantile(h, 0.99, &q99);
-	fmt_ns(a, sizeof(a), (double)h->sum / h->count);
-	fmt_ns(b, sizeof(b), q50);
-	fmt_ns(c, sizeof(c), q99);
+	fmt_human_ns(a, sizeof(a), (double)h->sum / h->count);
+	fmt_human_ns(b, sizeof(b), q50);
+	fmt_human_ns(c, sizeof(c), q99);
 	add(p, 1, "%s: %llu samples, avg %s, p50 <= %s, p99 <= %s", title,
 	    (unsigned long long)h->count, a, b, c);
 	for (int i = 0; i < DMT_LOG2_SLOTS; i++) {
@@ -544,7 +520,7 @@ static void log2_section(struct pane *p, const char *title, const struct hist_lo
 	for (int i = lo; i <= hi; i++) {
 		if (!h->slots[i] && hi - lo + 1 > max_rows)
 			continue;
-		fmt_ns(a, sizeof(a), hist_log2_bound(i));
+		fmt_human_ns(a, sizeof(a), hist_log2_bound(i));
 		snprintf(label[n], sizeof(label[0]), "<=%s", a);
 		v[n++] = h->slots[i];
 	}

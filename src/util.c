@@ -127,3 +127,29 @@ int parse_interval_ns(const char *s, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+void fmt_human_ns(char *buf, size_t len, double v)
+{
+	if (v < 1e3)
+		snprintf(buf, len, "%.0fns", v);
+	else if (v < 1e6)
+		snprintf(buf, len, "%.3gus", v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, len, "%.3gms", v / 1e6);
+	else
+		snprintf(buf, len, "%.3gs", v / 1e9);
+}
+
+void fmt_human_num(char *buf, size_t len, double v)
+{
+	double a = fabs(v);
+
+	if (a >= 1e9)
+		snprintf(buf, len, "%.3gG", v / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, len, "%.3gM", v / 1e6);
+	else if (a >= 1e4)
+		snprintf(buf, len, "%.3gk", v / 1e3);
+	else
+		snprintf(buf, len, "%.4g", v);
+}
