@@ -227,6 +227,13 @@ int snapbuild_link_pools(struct dmt_snapshot *s, struct snapbuild_addrs *addrs)
 		if (p->kind != DMT_KIND_DEVMEM || !p->binding_id)
 			continue;
 		b = snapbuild_binding_find(s, p->binding_id);
+		/*
+		 * A pool reported destroyed after its binding was freed (and
+		 * forgotten) does not bring the binding back as one nobody saw
+		 * created.
+		 */
+		if (!b && p->state == DMT_POOL_DESTROYED)
+			continue;
 		if (!b) {
 			b = snapbuild_binding_new(s, p->binding_id);
 			if (!b)

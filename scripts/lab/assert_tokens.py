@@ -82,10 +82,9 @@ def token_identities(c, d, scenario, devmemtop):
     mine = [(s, _binding(s, bid)) for s in snaps if _binding(s, bid)]
     if not c.check(pre + " binding %d recorded" % bid, bool(mine)):
         return
-    nulls = [s["seq"] for s, b in mine if b.get("held_tokens") is None]
+    nulls = [(s["seq"], b.get("held_reason")) for s, b in mine if b.get("held_tokens") is None]
     c.check(pre + " held figures exact (binding seen created) in every snapshot", not nulls,
-            "%d snapshots" % len(mine), "null in seq %s: %s" % (nulls[:5], mine[0][1].get(
-                "held_reason")))
+            "%d snapshots" % len(mine), "null in (seq, reason) %s" % nulls[:5])
     got, want = rx["tokens_received"], rx["tokens_returned"]
     leaked = rx["tokens_leaked"]
     s, b = mine[-1]
