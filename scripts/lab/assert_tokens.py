@@ -92,10 +92,10 @@ def token_identities(c, d, scenario, devmemtop):
              b["held_tokens"], b["held_by_sockets"])
     c.check(pre + " handed/returned/released == the tool's received/returned/leaked, "
             "handed - returned - released == held == 0 at the end",
-            ident[:3] == (got, want, leaked) and ident[0] - ident[1] - ident[2] == ident[3] == 0
-            and ident[4] == 0,
-            "devmemtop handed %d returned %d released %d held %d tokens / %d niovs; tool "
-            "received %d returned %d leaked %d" % (ident + (got, want, leaked)))
+            None not in ident and ident[:3] == (got, want, leaked) and
+            ident[0] - ident[1] - ident[2] == ident[3] == 0 and ident[4] == 0,
+            "devmemtop handed %s returned %s released %s held %s tokens / %s niovs; tool "
+            "received %s returned %s leaked %s" % (ident + (got, want, leaked)))
     bad = sorted({h.get("pid") for s, _ in mine for h in (s.get("holders") or [])} -
                  {rx["pid"]})
     rows = sum(len(s.get("holders") or []) for s, _ in mine)
@@ -113,7 +113,7 @@ def token_identities(c, d, scenario, devmemtop):
         s, b = win[-1]
         c.check(pre + " held tokens == the tokens the tool holds, held niovs == its pages",
                 b["held_tokens"] == held and b["held_by_sockets"] == rx["pages_held"],
-                "seq %d: devmemtop %d tokens / %d niovs; tool %d tokens / %d pages" %
+                "seq %s: devmemtop %s tokens / %s niovs; tool %s tokens / %s pages" %
                 (s["seq"], b["held_tokens"], b["held_by_sockets"], held, rx["pages_held"]))
         hr = [h for h in (s.get("holders") or []) if h.get("binding_id") == bid]
         c.check(pre + " the holder row carries them",
