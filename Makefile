@@ -65,6 +65,7 @@ OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS)) $(PROTO_OBJS)
 # libmicrohttpd. Unit tests and fuzzers link against these alone, so a core
 # object that starts calling into the collector or a UI fails to link there.
 CORE_NAMES	:= hist util snapshot snapbuild metrics objtrack record gate_spec gate_eval json_out promfmt expo \
+		   tokens \
 		   publisher promproto html_report textsafe outstream
 CORE_OBJS	:= $(patsubst %,$(OUTPUT)/src/%.o,$(CORE_NAMES)) $(PROTO_OBJS)
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a

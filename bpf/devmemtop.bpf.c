@@ -796,3 +796,362 @@ int BPF_PROG(dm_dontneed, const void *sk, __u32 nr_ranges, __u32 nr_frags, __u32
 	cnt_inc(DMT_CNT_DONTNEED_TOKENS, nr_freed);
 	return 0;
 }
+
+/* ---- frag tokens -------------------------------------------------------- */
+
+/*
+ * Every frag token user space holds is one entry of tok_map, from the
+ * recvmsg that handed it out to its SO_DEVMEM_DONTNEED or the destruction
+ * of its socket. Two sources feed it:
+ *  - kernels with our token tracepoints (kernel-patches/0009): one event
+ *    per token at each of the three points, with the net_iov;
+ *  - other kernels (tok_fallback): fexit/put_cmsg_notrunc sees each
+ *    SO_DEVMEM_DMABUF cmsg (= one token) of the socket fentry/tcp_recvmsg
+ *    stashed for the thread, fentry/sock_devmem_dontneed reads the ranges
+ *    user space passes, and tcp_destroy_sock drops what is left.
+ */
+#define DMT_SOL_SOCKET		1
+#define DMT_SO_DEVMEM_DMABUF	79
+#define DMT_DONTNEED_TOKENS	128	/* MAX_DONTNEED_TOKENS */
+#define DMT_DONTNEED_FRAGS	1024	/* MAX_DONTNEED_FRAGS */
+
+enum dmt_tok_end { TOK_RETURNED, TOK_RELEASED };
+
+const volatile bool tok_fallback = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_TOKENS);
+	__type(key, struct dmt_tok_key);
+	__type(value, struct dmt_tok_val);
+} tok_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_HOLDERS);
+	__type(key, __u64);
+	__type(value, struct dmt_holder);
+} holders SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dmt_tok_stats);
+} tok_stats SEC(".maps");
+
+/* Per thread, inside tcp_recvmsg: its socket and the tokens handed out. */
+struct tok_recv {
+	__u64 sk;
+	__u64 tokens;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct tok_recv);
+} tok_recv_tid SEC(".maps");
+
+/* Per thread, inside sock_devmem_dontneed: start time, tokens we removed. */
+struct tok_dn {
+	__u64 ts;
+	__u64 removed;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct tok_dn);
+} tok_dn_tid SEC(".maps");
+
+static const struct dmt_holder holder_template = {};
+
+static __always_inline struct dmt_tok_stats *tok_stats_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&tok_stats, &zero);
+}
+
+static __always_inline void tok_stat_inc(__u32 off)
+{
+	struct dmt_tok_stats *st = tok_stats_get();
+
+	if (st)
+		__sync_fetch_and_add((__u64 *)((char *)st + off), 1);
+}
+
+#define TOK_STAT_INC(field) tok_stat_inc(__builtin_offsetof(struct dmt_tok_stats, field))
+
+static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 token)
+{
+	struct dmt_tok_key k = { .sk = sk, .token = token };
+	struct dmt_tok_val val = {};
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_binding *b;
+	struct dmt_holder *h;
+	struct tok_recv *r;
+	__u32 shift = PAGE_SHIFT;
+
+	b = binding_get(NULL, binding_id);
+	/* niov sizes are powers of two from PAGE_SIZE to 2 MiB */
+	for (int i = 0; i < 10 && b && (1U << shift) < b->niov_size; i++)
+		shift++;
+	if (b)
+		__sync_fetch_and_add(&b->tok_handed, 1);
+	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	if (r)
+		r->tokens++;
+
+	h = bpf_map_lookup_elem(&holders, &sk);
+	if (!h) {
+		bpf_map_update_elem(&holders, &sk, &holder_template, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&holders, &sk);
+		if (!h) {
+			TOK_STAT_INC(holders_full);
+		} else if (!h->sk) {
+			h->sk = sk;
+			h->first_ns = bpf_ktime_get_ns();
+			h->tgid = tid >> 32;
+			h->binding_id = binding_id;
+			bpf_get_current_comm(h->comm, sizeof(h->comm));
+		}
+	}
+	if (h)
+		__sync_fetch_and_add(&h->handed, 1);
+
+	val.ts_ns = bpf_ktime_get_ns();
+	val.binding_id = binding_id;
+	val.niov_idx = offset >> shift;
+	if (bpf_map_update_elem(&tok_map, &k, &val, BPF_ANY)) {
+		TOK_STAT_INC(map_full);
+		if (b)
+			__sync_fetch_and_add(&b->tok_lost, 1);
+	}
+	return 0;
+}
+
+/* A token came back (DONTNEED) or was dropped (socket destroyed). */
+static __noinline int tok_end(__u64 sk, __u32 token, __u32 how)
+{
+	struct dmt_tok_key k = { .sk = sk, .token = token };
+	struct dmt_tok_val *val;
+	struct dmt_binding *b;
+	struct dmt_holder *h;
+	__u32 id;
+
+	val = bpf_map_lookup_elem(&tok_map, &k);
+	if (!val)
+		return 0;	/* handed out before we attached */
+	id = val->binding_id;
+	if (bpf_map_delete_elem(&tok_map, &k))
+		return 0;	/* a concurrent end took it */
+	b = bpf_map_lookup_elem(&bindings, &id);
+	h = bpf_map_lookup_elem(&holders, &sk);
+	if (how == TOK_RETURNED) {
+		if (b)
+			__sync_fetch_and_add(&b->tok_returned, 1);
+		if (h)
+			__sync_fetch_and_add(&h->returned, 1);
+	} else {
+		if (b)
+			__sync_fetch_and_add(&b->tok_released, 1);
+		if (h)
+			__sync_fetch_and_add(&h->released, 1);
+	}
+	return 1;
+}
+
+SEC("tp_btf/devmem_token_recv")
+int BPF_PROG(tok_tp_recv, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u32 token)
+{
+	return tok_out((__u64)sk, id, off, token);
+}
+
+SEC("tp_btf/devmem_token_dontneed")
+int BPF_PROG(tok_tp_dontneed, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u32 token)
+{
+	tok_end((__u64)sk, token, TOK_RETURNED);
+	return 0;
+}
+
+SEC("tp_btf/devmem_token_release")
+int BPF_PROG(tok_tp_release, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u32 token)
+{
+	tok_end((__u64)sk, token, TOK_RELEASED);
+	return 0;
+}
+
+struct tok_sweep {
+	__u64 sk;
+};
+
+static long tok_sweep_one(void *map, struct dmt_tok_key *k, struct dmt_tok_val *v,
+			  struct tok_sweep *ctx)
+{
+	if (k->sk == ctx->sk)
+		tok_end(k->sk, k->token, TOK_RELEASED);
+	return 0;
+}
+
+/*
+ * tcp_v4_destroy_sock (IPv6 too) fires this right after it dropped the
+ * tokens the socket still held: the fallback counts them released here;
+ * both modes forget the socket.
+ */
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(tok_destroy, const void *sk)
+{
+	__u64 key = (__u64)sk;
+	struct tok_sweep sw = { .sk = key };
+
+	if (!bpf_map_lookup_elem(&holders, &key))
+		return 0;	/* never got a token: not ours */
+	if (tok_fallback)
+		bpf_for_each_map_elem(&tok_map, tok_sweep_one, &sw, 0);
+	bpf_map_delete_elem(&holders, &key);
+	return 0;
+}
+
+SEC("fentry/tcp_recvmsg")
+int BPF_PROG(tok_recvmsg_entry, void *sk)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct tok_recv r = { .sk = (__u64)sk };
+
+	bpf_map_update_elem(&tok_recv_tid, &tid, &r, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/tcp_recvmsg")
+int BPF_PROG(tok_recvmsg_exit)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_tok_stats *st;
+	struct tok_recv *r;
+
+	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	if (!r)
+		return 0;
+	st = tok_stats_get();
+	if (r->tokens && st)
+		log2_add(&st->per_recvmsg, r->tokens);
+	bpf_map_delete_elem(&tok_recv_tid, &tid);
+	return 0;
+}
+
+/* The fallback's hand-out: one SO_DEVMEM_DMABUF cmsg written = one token. */
+SEC("fexit/put_cmsg_notrunc")
+int BPF_PROG(tok_cmsg_exit, void *msg, int level, int type, int len, void *data, int ret)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct { __u64 frag_offset; __u32 frag_size, frag_token, dmabuf_id, flags; } dc;
+	struct tok_recv *r;
+
+	if (ret || level != DMT_SOL_SOCKET || type != DMT_SO_DEVMEM_DMABUF)
+		return 0;
+	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	if (!r) {
+		TOK_STAT_INC(no_socket);
+		return 0;
+	}
+	if (bpf_probe_read_kernel(&dc, sizeof(dc), data))
+		return 0;
+	return tok_out(r->sk, dc.dmabuf_id, dc.frag_offset, dc.frag_token);
+}
+
+struct tok_ranges {
+	__u64 sk;
+	__u64 uptr;
+	__u32 nr;		/* ranges */
+	__u32 next;		/* next range to read */
+	__u32 start, count, j;	/* the range being walked */
+	__u32 frags;
+	__u64 removed;
+	bool is_kernel;
+};
+
+static long tok_range_step(__u64 i, struct tok_ranges *w)
+{
+	struct { __u32 start, count; } rng;
+	__u64 src;
+
+	if (w->j >= w->count) {
+		if (w->next >= w->nr || w->next >= DMT_DONTNEED_TOKENS)
+			return 1;
+		src = w->uptr + (__u64)w->next * sizeof(rng);
+		if (w->is_kernel ? bpf_probe_read_kernel(&rng, sizeof(rng), (void *)src) :
+		    bpf_probe_read_user(&rng, sizeof(rng), (void *)src))
+			return 1;
+		w->next++;
+		w->start = rng.start;
+		w->count = rng.count;
+		w->j = 0;
+		return 0;
+	}
+	/* the kernel stops at its frag limit the same way */
+	if (++w->frags > DMT_DONTNEED_FRAGS)
+		return 1;
+	w->removed += tok_end(w->sk, w->start + w->j, TOK_RETURNED);
+	w->j++;
+	return 0;
+}
+
+/*
+ * sock_devmem_dontneed(sk, sockptr_t optval, optlen): sockptr_t is a
+ * 16-byte struct passed by value, two argument slots (pointer, is_kernel).
+ * The fallback takes the tokens out of the map here, before the kernel
+ * does, so a token id the kernel frees cannot be handed out again under us.
+ */
+SEC("fentry/sock_devmem_dontneed")
+int BPF_PROG(tok_dontneed_entry)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct tok_dn dn = { .ts = bpf_ktime_get_ns() };
+	struct tok_ranges w = {};
+	__u64 optlen;
+
+	if (tok_fallback) {
+		w.sk = ctx[0];
+		w.uptr = ctx[1];
+		w.is_kernel = ctx[2] & 0xff;
+		optlen = ctx[3] & 0xffffffff;
+		if (!(optlen % 8) && optlen <= DMT_DONTNEED_TOKENS * 8) {
+			w.nr = optlen / 8;
+			bpf_loop(DMT_DONTNEED_FRAGS + DMT_DONTNEED_TOKENS + 1, tok_range_step,
+				 &w, 0);
+			dn.removed = w.removed;
+		}
+	}
+	bpf_map_update_elem(&tok_dn_tid, &tid, &dn, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/sock_devmem_dontneed")
+int BPF_PROG(tok_dontneed_exit)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_tok_stats *st = tok_stats_get();
+	__u64 ret = 0, delta, n;
+	struct tok_dn *dn;
+
+	bpf_get_func_ret(ctx, &ret);
+	dn = bpf_map_lookup_elem(&tok_dn_tid, &tid);
+	if (!dn || !st)
+		return 0;
+	delta = bpf_ktime_get_ns() - dn->ts;
+	n = (long)ret > 0 ? ret : 0;
+	if (tok_fallback && dn->removed != n)
+		__sync_fetch_and_add(&st->dontneed_mismatch, 1);
+	log2_add(&st->per_dontneed, n);
+	log2_add(&st->dontneed_ns, delta);
+	if (n)
+		log2_add(&st->dontneed_ns_token, delta / n);
+	bpf_map_delete_elem(&tok_dn_tid, &tid);
+	return 0;
+}

@@ -106,6 +106,11 @@ struct dmt_binding {
 	struct dmt_log2_hist alloc_lat;		/* ns per provider call */
 	struct dmt_log2_hist alloc_lat_niov;	/* ns per niov in a call */
 	struct dmt_log2_hist free_lat;		/* ns per niov free */
+	/* frag tokens of this binding (bpf/tokens section), since attach */
+	__u64 tok_handed;	/* handed to user space by recvmsg */
+	__u64 tok_returned;	/* returned with SO_DEVMEM_DONTNEED */
+	__u64 tok_released;	/* dropped when the holding socket was destroyed */
+	__u64 tok_lost;		/* not tracked: the token map was full */
 };
 
 /* Result of the on-demand binding walk (walk_binding program). */
@@ -154,6 +159,51 @@ enum dmt_counter {
 	DMT_CNT_LAT_MISSED,
 	DMT_CNT__MAX,
 };
+
+/*
+ * Frag tokens (devmem TCP): one entry per token user space holds, keyed by
+ * socket and token id, so a return or a socket's destruction finds the
+ * net_iov it named. User space counts tokens and distinct net_iovs per
+ * binding and per socket from this map.
+ */
+struct dmt_tok_key {
+	__u64 sk;
+	__u32 token;
+	__u32 pad;
+};
+
+struct dmt_tok_val {
+	__u64 ts_ns;		/* when recvmsg handed it out */
+	__u32 binding_id;
+	__u32 niov_idx;		/* net_iov index in the binding: offset / niov size */
+};
+
+/* One socket that received frag tokens, keyed by its address. */
+struct dmt_holder {
+	__u64 sk;
+	__u64 first_ns;
+	__u64 handed;
+	__u64 returned;
+	__u64 released;
+	__u32 tgid;		/* process of the first recvmsg that got a token */
+	__u32 binding_id;	/* binding of its first token */
+	char comm[16];
+};
+
+/* Token cost and the token tracker's own health (one array entry). */
+struct dmt_tok_stats {
+	struct dmt_log2_hist per_recvmsg;	/* tokens per tcp_recvmsg with >= 1 */
+	struct dmt_log2_hist per_dontneed;	/* tokens freed per DONTNEED call */
+	struct dmt_log2_hist dontneed_ns;	/* DONTNEED call latency */
+	struct dmt_log2_hist dontneed_ns_token;	/* DONTNEED latency / tokens freed */
+	__u64 map_full;		/* tokens not tracked: map full */
+	__u64 no_socket;	/* cmsg seen outside a traced tcp_recvmsg */
+	__u64 dontneed_mismatch; /* fallback: our returns != the kernel's count */
+	__u64 holders_full;	/* sockets not tracked: holder map full */
+};
+
+#define DMT_MAX_TOKENS		(1 << 18)
+#define DMT_MAX_HOLDERS		4096
 
 #define DMT_MAX_POOLS		4096
 /*

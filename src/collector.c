@@ -37,6 +37,9 @@ enum prog_group {
 	PG_FENTRY,	/* devmem allocator fentry/fexit */
 	PG_DEVMEM_TP,	/* devmem tracepoints (our series) */
 	PG_WALK,	/* binding walk */
+	PG_TOK_TP,	/* frag token tracepoints (kernel-patches/0009) */
+	PG_TOK_FENTRY,	/* frag tokens: recvmsg, cmsg writer, DONTNEED */
+	PG_TOK,		/* frag tokens: socket destroy (both sources) */
 };
 
 struct prog_desc {
@@ -67,6 +70,15 @@ enum prog_id {
 	P_DM_ALLOC_FAIL,
 	P_DM_NIOV_FREE,
 	P_DM_DONTNEED,
+	P_TOK_TP_RECV,
+	P_TOK_TP_DONTNEED,
+	P_TOK_TP_RELEASE,
+	P_TOK_DESTROY,
+	P_TOK_RECVMSG_ENTRY,
+	P_TOK_RECVMSG_EXIT,
+	P_TOK_CMSG_EXIT,
+	P_TOK_DONTNEED_ENTRY,
+	P_TOK_DONTNEED_EXIT,
 	P__COUNT,
 };
 
@@ -96,6 +108,18 @@ static const struct prog_desc progs[P__COUNT] = {
 	[P_DM_ALLOC_FAIL] = { "dm_alloc_fail", PK_TP_BTF, "devmem_alloc_fail", PG_DEVMEM_TP },
 	[P_DM_NIOV_FREE] = { "dm_niov_free", PK_TP_BTF, "devmem_niov_free", PG_DEVMEM_TP },
 	[P_DM_DONTNEED] = { "dm_dontneed", PK_TP_BTF, "devmem_dontneed", PG_DEVMEM_TP },
+	[P_TOK_TP_RECV] = { "tok_tp_recv", PK_TP_BTF, "devmem_token_recv", PG_TOK_TP },
+	[P_TOK_TP_DONTNEED] = { "tok_tp_dontneed",
+		PK_TP_BTF, "devmem_token_dontneed", PG_TOK_TP },
+	[P_TOK_TP_RELEASE] = { "tok_tp_release", PK_TP_BTF, "devmem_token_release", PG_TOK_TP },
+	[P_TOK_DESTROY] = { "tok_destroy", PK_TP_BTF, "tcp_destroy_sock", PG_TOK },
+	[P_TOK_RECVMSG_ENTRY] = { "tok_recvmsg_entry", PK_FENTRY, "tcp_recvmsg", PG_TOK_FENTRY },
+	[P_TOK_RECVMSG_EXIT] = { "tok_recvmsg_exit", PK_FEXIT, "tcp_recvmsg", PG_TOK_FENTRY },
+	[P_TOK_CMSG_EXIT] = { "tok_cmsg_exit", PK_FEXIT, "put_cmsg_notrunc", PG_TOK_FENTRY },
+	[P_TOK_DONTNEED_ENTRY] = { "tok_dontneed_entry",
+		PK_FENTRY, "sock_devmem_dontneed", PG_TOK_FENTRY },
+	[P_TOK_DONTNEED_EXIT] = { "tok_dontneed_exit",
+		PK_FEXIT, "sock_devmem_dontneed", PG_TOK_FENTRY },
 };
 
 #define N_PROGS P__COUNT
@@ -125,6 +149,9 @@ struct collector {
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
 	uint64_t devmem_alloc_fn;	/* mp_dmabuf_devmem_alloc_netmems */
 	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
+	bool tok_fallback;	/* tokens from the cmsg writer, not 0009's tracepoints */
+	struct tok_agg tok_agg;		/* this snapshot's token counts */
+	struct dmt_tok_stats tok_stats;
 
 	struct rate_tracker *rates;
 	struct binding_memory *bindings;
@@ -320,6 +347,56 @@ static void prefer_devmem_tracepoints(struct collector *c)
 	}
 }
 
+static bool group_wanted(const struct collector *c, enum prog_group g)
+{
+	for (size_t i = 0; i < N_PROGS; i++)
+		if (progs[i].group == g && !c->ps[i].wanted)
+			return false;
+	return true;
+}
+
+static void unwant(struct collector *c, enum prog_id id, const char *why)
+{
+	struct prog_state *ps = &c->ps[id];
+
+	if (!ps->wanted)
+		return;
+	ps->wanted = false;
+	snprintf(ps->why, sizeof(ps->why), "%s", why);
+	coll_log(c, 1, "skip  %-20s %s", progs[id].name, why);
+}
+
+/*
+ * Frag tokens come from 0009's tracepoints where the kernel has them, else
+ * from the cmsg writer (fexit/put_cmsg_notrunc), which only makes sense
+ * with the DONTNEED reader and the recvmsg socket stash next to it: a
+ * tracker that sees tokens go out but not come back would only fill up.
+ */
+static void choose_token_source(struct collector *c)
+{
+	static const enum prog_id need[] = { P_TOK_RECVMSG_ENTRY, P_TOK_DONTNEED_ENTRY };
+	const char *fb = "fallback in use: not every devmem_token_* tracepoint is here";
+
+	if (group_wanted(c, PG_TOK_TP)) {
+		c->tok_fallback = false;
+		unwant(c, P_TOK_CMSG_EXIT, "not needed: devmem_token_* tracepoints cover it");
+		return;
+	}
+	c->tok_fallback = true;
+	unwant(c, P_TOK_TP_RECV, fb);
+	unwant(c, P_TOK_TP_DONTNEED, fb);
+	unwant(c, P_TOK_TP_RELEASE, fb);
+	for (size_t k = 0; k < ARRAY_SIZE(need); k++) {
+		char why[160];
+
+		if (c->ps[need[k]].wanted)
+			continue;
+		snprintf(why, sizeof(why), "needs %s: %.120s", progs[need[k]].name,
+			 c->ps[need[k]].why);
+		unwant(c, P_TOK_CMSG_EXIT, why);
+	}
+}
+
 /* ---- kernel facts ------------------------------------------------------- */
 
 static void read_kallsyms(struct collector *c)
@@ -394,6 +471,7 @@ static int open_and_load(struct collector *c)
 		c->skel->rodata->io_uring_alloc_fn = c->io_uring_alloc_fn;
 		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
 		c->skel->rodata->use_devmem_tp = false;
+		c->skel->rodata->tok_fallback = c->tok_fallback;
 		for (size_t i = 0; i < N_PROGS; i++) {
 			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
 									 progs[i].name);
@@ -416,7 +494,10 @@ static int open_and_load(struct collector *c)
 		bool dropped = false;
 
 		for (size_t i = 0; i < N_PROGS; i++) {
-			if (progs[i].group != drop && !(attempt == 1 && progs[i].group == PG_WALK))
+			enum prog_group g = progs[i].group;
+
+			if (g != drop && !(attempt == 0 && g == PG_TOK_FENTRY) &&
+			    !(attempt == 1 && (g == PG_WALK || g == PG_TOK_TP || g == PG_TOK)))
 				continue;
 			if (!c->ps[i].wanted)
 				continue;
@@ -473,6 +554,54 @@ static void set_avail(struct dmt_availability *a, bool ok, const char *source, c
 		snprintf(a->reason, sizeof(a->reason), "%s", why);
 }
 
+/* "fexit/put_cmsg_notrunc" for a program. */
+static const char *prog_target(enum prog_id id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", progs[id].kind == PK_FEXIT ? "fexit" :
+		 progs[id].kind == PK_FENTRY ? "fentry" : "tp_btf", progs[id].target);
+	return buf;
+}
+
+/* Does the token tracker see every hand-out, return and release? */
+static bool tokens_tracked(const struct collector *c)
+{
+	if (!attached(c, P_TOK_DESTROY))
+		return false;
+	if (!c->tok_fallback)
+		return attached(c, P_TOK_TP_RECV) && attached(c, P_TOK_TP_DONTNEED) &&
+		       attached(c, P_TOK_TP_RELEASE);
+	return attached(c, P_TOK_RECVMSG_ENTRY) && attached(c, P_TOK_CMSG_EXIT) &&
+	       attached(c, P_TOK_DONTNEED_ENTRY);
+}
+
+static void tokens_availability(const struct collector *c, struct dmt_availability *av)
+{
+	const char *src = c->tok_fallback ?
+		"fexit/put_cmsg_notrunc, fentry/tcp_recvmsg+sock_devmem_dontneed" :
+		"tp_btf/devmem_token_* (kernel-patches/0009)";
+	enum prog_id missing = !attached(c, P_TOK_CMSG_EXIT) ? P_TOK_CMSG_EXIT :
+			       !attached(c, P_TOK_RECVMSG_ENTRY) ? P_TOK_RECVMSG_ENTRY :
+			       P_TOK_DONTNEED_ENTRY;
+	bool ok = tokens_tracked(c);
+	char why[160], tgt[40];
+
+	if (!attached(c, P_TOK_DESTROY))
+		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s", why_not(c, P_TOK_DESTROY));
+	else if (!c->tok_fallback)
+		snprintf(why, sizeof(why), "devmem_token_*: %.100s", why_not(c, P_TOK_TP_RECV));
+	else
+		snprintf(why, sizeof(why),
+			 "no devmem_token_* tracepoints (0009); fallback %s: %.60s",
+			 prog_target(missing, tgt, sizeof(tgt)), why_not(c, missing));
+	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], ok, src, why);
+	set_avail(&av[DMT_M_RECVMSG_TOKENS], ok && attached(c, P_TOK_RECVMSG_EXIT),
+		  "fexit/tcp_recvmsg", ok ? why_not(c, P_TOK_RECVMSG_EXIT) : why);
+	set_avail(&av[DMT_M_DONTNEED_COST], attached(c, P_TOK_DONTNEED_ENTRY) &&
+		  attached(c, P_TOK_DONTNEED_EXIT), "fentry+fexit/sock_devmem_dontneed",
+		  why_not(c, attached(c, P_TOK_DONTNEED_ENTRY) ? P_TOK_DONTNEED_EXIT :
+			  P_TOK_DONTNEED_ENTRY));
+}
+
 /* Which metrics the attached programs can give: one place, used everywhere. */
 static void fill_availability(const struct collector *c, struct dmt_availability *av)
 {
@@ -497,6 +626,8 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 	if (!c->have_devmem) {
 		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
 			set_avail(&av[m], false, "", nodev);
+		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", nodev);
+		set_avail(&av[DMT_M_DONTNEED_COST], false, "", nodev);
 	} else {
 		if (tp)
 			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
@@ -512,9 +643,7 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, P_PP_HOLD) &&
 			  attached(c, P_PP_RELEASE), "sum of the binding's pools' inflight",
 			  why_not(c, P_PP_RELEASE));
-		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",
-			  "no hook: tokens are handed to user space inside tcp_recvmsg without a "
-			  "tracepoint or traceable function");
+		tokens_availability(c, av);
 		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
 			  attached(c, P_MP_ALLOC_ENTRY) && attached(c, P_MP_ALLOC_EXIT),
 			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
@@ -615,9 +744,10 @@ struct collector *collector__new(const struct collector_opts *opts)
 	probe_all(c);
 	if (c->opts.force_mode == DMT_MODE_TP_ONLY || c->opts.force_mode == DMT_MODE_FENTRY) {
 		for (size_t i = 0; i < N_PROGS; i++) {
-			bool drop = progs[i].group == PG_DEVMEM_TP ||
+			enum prog_group g = progs[i].group;
+			bool drop = g == PG_DEVMEM_TP || g == PG_TOK_TP ||
 				    (c->opts.force_mode == DMT_MODE_TP_ONLY &&
-				     progs[i].group == PG_FENTRY);
+				     (g == PG_FENTRY || g == PG_TOK_FENTRY));
 
 			if (drop && c->ps[i].wanted) {
 				c->ps[i].wanted = false;
@@ -627,6 +757,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 	}
 
 	prefer_devmem_tracepoints(c);
+	choose_token_source(c);
 	err = open_and_load(c);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s",
@@ -830,6 +961,167 @@ static int walk_binding(struct collector *c, uint64_t addr, struct dmt_walk *w)
 	return w->err ? -EIO : 0;
 }
 
+/* Every entry of the token map, with batched lookups. */
+static int read_token_map(struct collector *c, struct dmt_tok_entry **out, size_t *n_out)
+{
+	int fd = bpf_map__fd(c->skel->maps.tok_map);
+	struct dmt_tok_key *keys = NULL;
+	struct dmt_tok_val *vals = NULL;
+	struct dmt_tok_entry *e = NULL;
+	__u32 batch = 4096, cnt;
+	__u64 in = 0, outb = 0;
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	keys = calloc(batch, sizeof(*keys));
+	vals = calloc(batch, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+		int r;
+
+		cnt = batch;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &in, &outb, keys, vals, &cnt, &bo);
+		if (r && errno != ENOENT) {
+			err = -errno;
+			goto out;
+		}
+		if (n + cnt > cap) {
+			size_t ncap = (n + cnt) * 2;
+			void *ne = realloc(e, ncap * sizeof(*e));
+
+			if (!ne) {
+				err = -ENOMEM;
+				goto out;
+			}
+			e = ne;
+			cap = ncap;
+		}
+		for (__u32 i = 0; i < cnt; i++) {
+			e[n].key = keys[i];
+			e[n].val = vals[i];
+			n++;
+		}
+		if (r)
+			break;	/* ENOENT: that was the last batch */
+		in = outb;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	if (err) {
+		free(e);
+		return err;
+	}
+	*out = e;
+	*n_out = n;
+	return 0;
+}
+
+/* Append the holder map's entries to hs[*nh..cap), skipping sockets already there. */
+static void read_holders(struct collector *c, struct dmt_holder *hs, size_t *nh, size_t cap)
+{
+	int fd = bpf_map__fd(c->skel->maps.holders);
+	size_t before = *nh;
+	__u64 key, next;
+
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r && *nh < cap;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		bool dup = false;
+
+		key = next;
+		for (size_t i = 0; i < before && !dup; i++)
+			dup = hs[i].sk == key;
+		if (!dup && !bpf_map_lookup_elem(fd, &key, &hs[*nh]))
+			(*nh)++;
+	}
+}
+
+static int read_tokens(struct collector *c, struct dmt_snapshot *s)
+{
+	struct dmt_holder *hs = NULL;
+	struct dmt_tok_entry *toks = NULL;
+	size_t n = 0, nh = 0;
+	__u32 zero = 0;
+	int err;
+
+	tok_agg__free(&c->tok_agg);
+	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
+	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
+	if (!c->ps[P_TOK_DESTROY].loaded)
+		return 0;
+	/*
+	 * The holders before and after the tokens: a socket destroyed while
+	 * the token map was read is in the first pass, one that got its first
+	 * token meanwhile in the second, so every token read has its holder.
+	 */
+	hs = calloc(2 * DMT_MAX_HOLDERS, sizeof(*hs));
+	if (!hs)
+		return -ENOMEM;
+	read_holders(c, hs, &nh, DMT_MAX_HOLDERS);
+	err = read_token_map(c, &toks, &n);
+	if (err)
+		goto out;
+	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
+	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
+	if (err)
+		goto out;
+	if (c->tok_agg.n_holders) {
+		s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
+		if (!s->holders) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
+		s->n_holders = c->tok_agg.n_holders;
+	}
+out:
+	free(toks);
+	free(hs);
+	return err;
+}
+
+/*
+ * Held tokens and niovs of a binding the tracker may know: exact only when
+ * it saw the binding created (hence every token since) and lost none.
+ */
+static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
+			 const struct dmt_binding *v)
+{
+	const struct tok_binding_held *h;
+
+	b->held_tokens = b->held_by_sockets = -1;
+	b->held_why = DMT_HELD_NO_REASON;
+	if (!tokens_tracked(c))
+		return;	/* the availability says why */
+	if (!v || !(v->flags & DMT_BIND_SEEN_CREATE)) {
+		b->held_why = DMT_HELD_ATTACHED_LATE;
+		return;
+	}
+	/*
+	 * The fallback forgets a destroyed socket's tokens only through its
+	 * holder entry: a socket the holder map had no room for keeps them.
+	 */
+	if (v->tok_lost || (c->tok_fallback && c->tok_stats.holders_full)) {
+		b->held_why = DMT_HELD_MAP_FULL;
+		return;
+	}
+	if (c->tok_fallback && (c->tok_stats.dontneed_mismatch || c->tok_stats.no_socket)) {
+		b->held_why = c->tok_stats.no_socket ? DMT_HELD_NO_SOCKET :
+			      DMT_HELD_DONTNEED_MISMATCH;
+		return;
+	}
+	h = tok_agg__binding(&c->tok_agg, b->id);
+	b->held_tokens = h ? (int64_t)h->tokens : 0;
+	b->held_by_sockets = h ? (int64_t)h->niovs : 0;
+}
+
 static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
 			    struct snapbuild_addrs *addrs)
 {
@@ -848,6 +1140,7 @@ static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
 		b = snapbuild_add_binding(s, &v);
 		if (!b || snapbuild_addr_set(addrs, s->n_bindings - 1, v.addr))
 			return -ENOMEM;
+		binding_held(c, b, &v);
 		/* a freed binding is reported in this snapshot, then forgotten */
 		if (!b->alive && n_gone < DMT_MAX_BINDINGS)
 			gone[n_gone++] = key;
@@ -876,6 +1169,8 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id)
 			snapbuild_apply_walk(b, &w, c->mode);
 		snapbuild_finish_binding(b, in_pools_known);
+		if (b->held_tokens < 0 && !b->held_why)
+			binding_held(c, b, NULL);
 	}
 	if (!err)
 		err = binding_memory__apply(c->bindings, s);
@@ -940,6 +1235,8 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	if (!err)
 		err = rate_tracker__apply(c->rates, s);
 	if (!err)
+		err = read_tokens(c, s);
+	if (!err)
 		err = read_bindings(c, s);
 	if (err)
 		goto err_free;
@@ -981,5 +1278,6 @@ void collector__free(struct collector *c)
 	free(c->log);
 	rate_tracker__free(c->rates);
 	binding_memory__free(c->bindings);
+	tok_agg__free(&c->tok_agg);
 	free(c);
 }

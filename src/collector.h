@@ -23,6 +23,7 @@
 #include <linux/types.h>
 #include "devmemtop.h"
 #include "hist.h"
+#include "tokens.h"
 
 /* Metrics whose availability depends on what attached. */
 enum dmt_metric {
@@ -43,7 +44,18 @@ enum dmt_metric {
 	DMT_M_BIND_LEAKS,		/* niovs out at unbind / free */
 	DMT_M_DONTNEED_TOKENS,		/* SO_DEVMEM_DONTNEED tokens */
 	DMT_M_NETLINK,			/* netdev genl page-pool-get */
+	DMT_M_RECVMSG_TOKENS,		/* frag tokens per tcp_recvmsg */
+	DMT_M_DONTNEED_COST,		/* tokens and latency per DONTNEED call */
 	DMT_M__COUNT,
+};
+
+/* Why a binding's held tokens are unknown although the hooks are there. */
+enum dmt_held_why {
+	DMT_HELD_NO_REASON = 0,		/* known, or the metric is unavailable */
+	DMT_HELD_ATTACHED_LATE,		/* binding created before the tool attached */
+	DMT_HELD_MAP_FULL,		/* the token map was full: tokens untracked */
+	DMT_HELD_NO_SOCKET,		/* fallback: a token cmsg outside tcp_recvmsg */
+	DMT_HELD_DONTNEED_MISMATCH,	/* fallback: DONTNEED freed other tokens */
 };
 
 struct dmt_availability {
@@ -118,7 +130,9 @@ struct dmt_binding_snap {
 	int64_t total_niovs;		/* -1 unknown */
 	int64_t free_niovs;		/* -1 unknown */
 	int64_t in_pools;		/* sum of its pools' inflight, -1 unknown */
-	int64_t held_by_sockets;	/* -1 unknown */
+	int64_t held_by_sockets;	/* niovs behind held tokens, -1 unknown */
+	int64_t held_tokens;		/* frag tokens user space holds, -1 unknown */
+	uint32_t held_why;		/* enum dmt_held_why: why both are unknown */
 	double occupancy;		/* (total - free) / total, -1 unknown */
 	uint32_t pools;			/* page pools using it */
 
@@ -135,6 +149,10 @@ struct dmt_binding_snap {
 	struct hist_log2 alloc_lat_ns;
 	struct hist_log2 alloc_lat_niov_ns;
 	struct hist_log2 free_lat_ns;
+	/* frag tokens since attach: handed - returned - released = held */
+	uint64_t tok_handed;
+	uint64_t tok_returned;
+	uint64_t tok_released;
 };
 
 struct dmt_prog_stat {
@@ -156,6 +174,11 @@ struct dmt_snapshot {
 	struct dmt_pool_snap *pools;
 	size_t n_bindings;
 	struct dmt_binding_snap *bindings;
+
+	/* sockets holding frag tokens, most tokens first */
+	size_t n_holders;
+	struct dmt_holder_snap *holders;
+	struct dmt_tok_cost tok_cost;
 
 	uint64_t dontneed_tokens;
 	uint64_t dontneed_calls;
@@ -210,6 +233,8 @@ void snapshot__free(struct dmt_snapshot *s);
 struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 
 const char *dmt_metric_name(enum dmt_metric m);
+/* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
+const char *dmt_held_why_text(uint32_t why);
 const char *dmt_mode_name(enum dmt_attach_mode m);
 const char *dmt_kind_name(enum dmt_pool_kind k);
 const char *dmt_pool_state_name(enum dmt_pool_state s);

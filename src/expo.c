@@ -17,6 +17,10 @@
 #include "util.h"
 
 #define HW "needs a devmem dmabuf binding (devmem-capable NIC)"
+/* Token holders with their own series; the rest are summed (render_tokens). */
+#define EXPO_TOP_HOLDERS	10
+#define DMT_XSTR(x)		#x
+#define DMT_STR(x)		DMT_XSTR(x)
 
 enum {
 	/* page pools */
@@ -43,6 +47,17 @@ enum {
 	F_PROVIDER_CALLS,
 	F_DONTNEED_CALLS,
 	F_DONTNEED_TOKENS,
+	/* frag tokens (issue 11) */
+	F_TOK_HOLDERS,
+	F_TOK_HOLDER_TOKENS,
+	F_TOK_HOLDER_NIOVS,
+	F_TOK_HOLDER_OLDEST,
+	F_TOK_HOLDER_OTHERS,
+	F_TOK_PER_RECVMSG,
+	F_TOK_PER_DONTNEED,
+	F_DONTNEED_LAT,
+	F_DONTNEED_LAT_TOKEN,
+	F_TOK_UNTRACKED,
 	/* self */
 	F_BUILD_INFO,
 	F_METRIC_AVAILABLE,
@@ -136,6 +151,37 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	    DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
 	    "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED."),
 
+	FAM(F_TOK_HOLDERS, "devmemtop_token_holder_sockets", "gauge",
+	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, NULL,
+	    "Sockets holding devmem frag tokens."),
+	FAM(F_TOK_HOLDER_TOKENS, "devmemtop_token_holder_tokens", "gauge",
+	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
+	    "Frag tokens held, per process and binding: the top " DMT_STR(EXPO_TOP_HOLDERS)
+	    " holders only (the rest: devmemtop_token_holder_others_tokens)."),
+	FAM(F_TOK_HOLDER_NIOVS, "devmemtop_token_holder_niovs", "gauge",
+	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
+	    "Niovs behind the frag tokens held, per process and binding (top holders only)."),
+	FAM(F_TOK_HOLDER_OLDEST, "devmemtop_token_holder_oldest_token_age_seconds", "gauge",
+	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
+	    "Age of the oldest frag token held, per process and binding (top holders only)."),
+	FAM(F_TOK_HOLDER_OTHERS, "devmemtop_token_holder_others_tokens", "gauge",
+	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, NULL,
+	    "Frag tokens held by the holders beyond the top ones."),
+	FAM(F_TOK_PER_RECVMSG, "devmemtop_tokens_per_recvmsg", "histogram",
+	    DMT_M_RECVMSG_TOKENS, EXPO_GLOBAL, NULL,
+	    "Frag tokens handed out per tcp_recvmsg call that handed out any."),
+	FAM(F_TOK_PER_DONTNEED, "devmemtop_tokens_per_dontneed", "histogram",
+	    DMT_M_DONTNEED_COST, EXPO_GLOBAL, NULL,
+	    "Frag tokens freed per SO_DEVMEM_DONTNEED call."),
+	FAM(F_DONTNEED_LAT, "devmemtop_dontneed_latency_seconds", "histogram",
+	    DMT_M_DONTNEED_COST, EXPO_GLOBAL, NULL,
+	    "Time per SO_DEVMEM_DONTNEED call."),
+	FAM(F_DONTNEED_LAT_TOKEN, "devmemtop_dontneed_latency_per_token_seconds", "histogram",
+	    DMT_M_DONTNEED_COST, EXPO_GLOBAL, NULL,
+	    "Time per SO_DEVMEM_DONTNEED call divided by the tokens it freed."),
+	FAM(F_TOK_UNTRACKED, "devmemtop_token_untracked_total", "counter",
+	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, NULL,
+	    "Frag tokens the tracker lost (map full) or could not attribute; non-zero makes the held figures of the affected bindings unknown."),
 	FAM(F_BUILD_INFO, "devmemtop_build_info", "gauge",
 	    -1, EXPO_SELF, NULL,
 	    "devmemtop version and attach mode (value 1)."),
@@ -549,6 +595,93 @@ static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_tokens);
 }
 
+/*
+ * Token holders, bounded: the snapshot's holders come most tokens first;
+ * sockets of one process on one binding are summed, and only the first
+ * EXPO_TOP_HOLDERS (pid, binding) rows get series. Everyone else is one
+ * number, devmemtop_token_holder_others_tokens.
+ */
+struct holder_row {
+	uint32_t pid, binding;
+	const char *comm;
+	uint64_t tokens, niovs, oldest_ns;
+};
+
+static size_t holder_rows(const struct dmt_snapshot *s, struct holder_row *rows,
+			  uint64_t *others)
+{
+	size_t n = 0;
+
+	*others = 0;
+	for (size_t i = 0; i < s->n_holders; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+		size_t k;
+
+		for (k = 0; k < n; k++)
+			if (rows[k].pid == h->pid && rows[k].binding == h->binding_id)
+				break;
+		if (k == n) {
+			if (n == EXPO_TOP_HOLDERS) {
+				*others += h->tokens;
+				continue;
+			}
+			rows[n++] = (struct holder_row){ .pid = h->pid, .binding = h->binding_id,
+							 .comm = h->comm };
+		}
+		rows[k].tokens += h->tokens;
+		rows[k].niovs += h->niovs;
+		if (h->oldest_age_ns > rows[k].oldest_ns)
+			rows[k].oldest_ns = h->oldest_age_ns;
+	}
+	return n;
+}
+
+static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
+{
+	struct holder_row rows[EXPO_TOP_HOLDERS];
+	char pid[EXPO_TOP_HOLDERS][16], bid[EXPO_TOP_HOLDERS][16];
+	uint64_t others;
+	size_t n = holder_rows(s, rows, &others);
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(pid[i], sizeof(pid[i]), "%u", rows[i].pid);
+		snprintf(bid[i], sizeof(bid[i]), "%u", rows[i].binding);
+	}
+	if (fam(w, s, F_TOK_HOLDERS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->n_holders);
+	for (int f = F_TOK_HOLDER_TOKENS; f <= F_TOK_HOLDER_OLDEST; f++) {
+		if (!n || !fam(w, s, f))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			struct prom_label hl[3] = {
+				{ "pid", pid[i] }, { "comm", rows[i].comm },
+				{ "binding_id", bid[i] },
+			};
+			double age = rows[i].oldest_ns / 1e9;
+
+			if (f == F_TOK_HOLDER_OLDEST)
+				promfmt__sample(w, NULL, hl, 3, NULL, NULL, age);
+			else
+				promfmt__sample_u64(w, NULL, hl, 3, NULL, NULL,
+						    f == F_TOK_HOLDER_TOKENS ? rows[i].tokens :
+						    rows[i].niovs);
+		}
+	}
+	if (fam(w, s, F_TOK_HOLDER_OTHERS))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, others);
+	if (fam(w, s, F_TOK_PER_RECVMSG))
+		promfmt__hist_log2(w, NULL, 0, &s->tok_cost.per_recvmsg, 1);
+	if (fam(w, s, F_TOK_PER_DONTNEED))
+		promfmt__hist_log2(w, NULL, 0, &s->tok_cost.per_dontneed, 1);
+	if (fam(w, s, F_DONTNEED_LAT))
+		promfmt__hist_log2(w, NULL, 0, &s->tok_cost.dontneed_ns, 1e9);
+	if (fam(w, s, F_DONTNEED_LAT_TOKEN))
+		promfmt__hist_log2(w, NULL, 0, &s->tok_cost.dontneed_ns_token, 1e9);
+	if (fam(w, s, F_TOK_UNTRACKED))
+		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL,
+				    s->tok_cost.map_full + s->tok_cost.no_socket);
+}
+
 static void render_self(struct promfmt *w, const struct expo_input *in)
 {
 	const struct dmt_snapshot *s = in->snap;
@@ -625,6 +758,7 @@ int expo__render(struct promfmt *w, const struct expo_input *in)
 	render_pools(w, in->snap, t);
 	render_bindings(w, in->snap);
 	render_global(w, in->snap, t);
+	render_tokens(w, in->snap);
 	render_self(w, in);
 	return promfmt__err(w);
 }

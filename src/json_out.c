@@ -174,10 +174,59 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b,
 	for (size_t i = 0; i < mdef_count; i++)
 		if (mdefs[i].json)
 			json_object_object_add(o, mdefs[i].json, json_mdef(&mdefs[i], b, avail));
+	/* null held figures say why, when the hooks are there */
+	json_object_object_add(o, "held_reason", b->held_why ?
+			       json_object_new_string(dmt_held_why_text(b->held_why)) : NULL);
 	json_object_object_add(o, "alloc_latency_ns", json_log2_hist(&b->alloc_lat_ns, 1));
 	json_object_object_add(o, "alloc_latency_per_niov_ns",
 			       json_log2_hist(&b->alloc_lat_niov_ns, 1));
 	json_object_object_add(o, "free_latency_ns", json_log2_hist(&b->free_lat_ns, 1));
+	return o;
+}
+
+/* Sockets holding frag tokens: null when the token hooks are not there. */
+static struct json_object *json_holders(const struct dmt_snapshot *s)
+{
+	struct json_object *a;
+
+	if (!s->avail[DMT_M_BIND_HELD_BY_SOCKETS].available)
+		return NULL;
+	a = json_object_new_array();
+	for (size_t i = 0; i < s->n_holders; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", h->pid ? json_object_new_uint64(h->pid) : NULL);
+		json_object_object_add(o, "comm", json_name(h->comm));
+		add_u64(o, "binding_id", h->binding_id);
+		add_u64(o, "tokens", h->tokens);
+		add_u64(o, "niovs", h->niovs);
+		json_object_object_add(o, "oldest_token_age_s",
+				       json_object_new_double(h->oldest_age_ns / 1e9));
+		add_u64(o, "tokens_handed", h->handed);
+		add_u64(o, "tokens_returned", h->returned);
+		add_u64(o, "tokens_released", h->released);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* Token cost: tokens per recvmsg and per DONTNEED call, DONTNEED latency. */
+static struct json_object *json_token_cost(const struct dmt_snapshot *s)
+{
+	const struct dmt_tok_cost *t = &s->tok_cost;
+	bool dn = s->avail[DMT_M_DONTNEED_COST].available;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "tokens_per_recvmsg",
+			       s->avail[DMT_M_RECVMSG_TOKENS].available ?
+			       json_log2_hist(&t->per_recvmsg, 1) : NULL);
+	json_object_object_add(o, "tokens_per_dontneed",
+			       dn ? json_log2_hist(&t->per_dontneed, 1) : NULL);
+	json_object_object_add(o, "dontneed_latency_ns",
+			       dn ? json_log2_hist(&t->dontneed_ns, 1) : NULL);
+	json_object_object_add(o, "dontneed_latency_per_token_ns",
+			       dn ? json_log2_hist(&t->dontneed_ns_token, 1) : NULL);
 	return o;
 }
 
@@ -230,10 +279,16 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 	json_object_object_add(o, "provider_calls",
 			       s->avail[DMT_M_BIND_PROVIDER_CALLS].available ?
 			       json_object_new_uint64(s->provider_calls) : NULL);
+	json_object_object_add(o, "holders", json_holders(s));
+	json_object_object_add(o, "token_cost", json_token_cost(s));
 	add_u64(health, "ringbuf_drops", s->ringbuf_drops);
 	add_u64(health, "map_full", s->map_full);
 	add_u64(health, "latency_unmatched", s->lat_missed);
 	add_u64(health, "collect_ns", s->collect_ns);
+	add_u64(health, "token_map_full", s->tok_cost.map_full);
+	add_u64(health, "token_holders_full", s->tok_cost.holders_full);
+	add_u64(health, "token_cmsg_no_socket", s->tok_cost.no_socket);
+	add_u64(health, "token_dontneed_mismatch", s->tok_cost.dontneed_mismatch);
 	json_object_object_add(health, "bpf_stats_enabled",
 			       json_object_new_boolean(s->bpf_stats_enabled));
 	for (size_t i = 0; i < s->n_progs; i++) {

@@ -121,6 +121,28 @@ const struct mdef mdefs[] = {
 	{ "binding.freed_ns", MT_GAUGE, MU_NS, "When the binding was freed (CLOCK_MONOTONIC ns).",
 	  F(freed_ns, MR_U64_NZ), .avail = DMT_M_BIND_LIFECYCLE, .json = "freed_ns",
 	  .rec_tag = 3 },
+	/* frag tokens (issue 11): exact where the tool saw the binding created */
+	{ "binding.held_tokens", MT_GAUGE, MU_NIOVS,
+	  "Frag tokens of the binding user space holds (handed out, not yet returned).",
+	  F(held_tokens, MR_I64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .json = "held_tokens",
+	  .prom = "devmemtop_binding_socket_held_tokens", .gate = true, .rec_tag = 4 },
+	{ "binding.tokens_handed", MT_COUNTER, MU_NIOVS,
+	  "Frag tokens of the binding handed to user space by recvmsg.",
+	  F(tok_handed, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .json = "tokens_handed",
+	  .prom = "devmemtop_binding_tokens_handed_total", .gate = true, .rec_tag = 5 },
+	{ "binding.tokens_returned", MT_COUNTER, MU_NIOVS,
+	  "Frag tokens of the binding returned with SO_DEVMEM_DONTNEED.",
+	  F(tok_returned, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS,
+	  .json = "tokens_returned", .prom = "devmemtop_binding_tokens_returned_total",
+	  .gate = true, .rec_tag = 6 },
+	{ "binding.tokens_released", MT_COUNTER, MU_NIOVS,
+	  "Frag tokens of the binding never returned: dropped when their socket was destroyed.",
+	  F(tok_released, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS,
+	  .json = "tokens_released", .prom = "devmemtop_binding_tokens_released_total",
+	  .gate = true, .rec_tag = 7 },
+	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
+	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
+	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
 };
 
 #undef F

@@ -240,6 +240,41 @@ static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
 	patch_u32(b, off, b->len - off - 4);
 }
 
+/*
+ * After collect_ns (issue 11): the token holders and the token cost,
+ * "u32 n, n x holder, 4 x log2 histogram, 4 x u64". Readers before it stop
+ * at collect_ns; this reader takes the section only when it is there.
+ */
+static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
+{
+	const struct dmt_tok_cost *t = &s->tok_cost;
+	/* the largest holders come first: keep those */
+	size_t n = s->n_holders < REC_MAX_HOLDERS ? s->n_holders : REC_MAX_HOLDERS;
+
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+
+		put_u32(b, h->pid);
+		put_str(b, h->comm);
+		put_u32(b, h->binding_id);
+		put_u64(b, h->tokens);
+		put_u64(b, h->niovs);
+		put_u64(b, h->oldest_age_ns);
+		put_u64(b, h->handed);
+		put_u64(b, h->returned);
+		put_u64(b, h->released);
+	}
+	put_log2(b, &t->per_recvmsg);
+	put_log2(b, &t->per_dontneed);
+	put_log2(b, &t->dontneed_ns);
+	put_log2(b, &t->dontneed_ns_token);
+	put_u64(b, t->map_full);
+	put_u64(b, t->no_socket);
+	put_u64(b, t->dontneed_mismatch);
+	put_u64(b, t->holders_full);
+}
+
 int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 			const struct dmt_availability *prev_avail)
 {
@@ -279,6 +314,7 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 		put_u64(b, s->progs[i].run_cnt);
 	}
 	put_u64(b, s->collect_ns);
+	put_tokens(b, s);
 	return b->err;
 }
 
@@ -661,6 +697,43 @@ static uint32_t get_count(struct rd *r, size_t min, uint32_t max, const char *wh
 	return n;
 }
 
+/* The token section (put_tokens); -ENOMEM only, damage goes to r->err. */
+static int get_tokens(struct rd *r, struct dmt_snapshot *s)
+{
+	struct dmt_tok_cost *t = &s->tok_cost;
+	uint32_t n = get_count(r, 4 + 1 + 4 + 6 * 8, REC_MAX_HOLDERS, "token holder");
+
+	if (n && !(s->holders = calloc(n, sizeof(*s->holders))))
+		return -ENOMEM;
+	s->n_holders = n;
+	for (size_t i = 0; i < n && !r->err; i++) {
+		struct dmt_holder_snap *h = &s->holders[i];
+
+		h->pid = get_u32(r, "token holder");
+		get_str(r, h->comm, sizeof(h->comm), "token holder comm");
+		h->binding_id = get_u32(r, "token holder");
+		h->tokens = get_u64(r, "token holder");
+		h->niovs = get_u64(r, "token holder");
+		h->oldest_age_ns = get_u64(r, "token holder");
+		h->handed = get_u64(r, "token holder");
+		h->returned = get_u64(r, "token holder");
+		h->released = get_u64(r, "token holder");
+	}
+	get_sparse(r, t->per_recvmsg.slots, DMT_LOG2_SLOTS, &t->per_recvmsg.count,
+		   &t->per_recvmsg.sum, "tokens per recvmsg");
+	get_sparse(r, t->per_dontneed.slots, DMT_LOG2_SLOTS, &t->per_dontneed.count,
+		   &t->per_dontneed.sum, "tokens per dontneed");
+	get_sparse(r, t->dontneed_ns.slots, DMT_LOG2_SLOTS, &t->dontneed_ns.count,
+		   &t->dontneed_ns.sum, "dontneed latency");
+	get_sparse(r, t->dontneed_ns_token.slots, DMT_LOG2_SLOTS, &t->dontneed_ns_token.count,
+		   &t->dontneed_ns_token.sum, "dontneed latency per token");
+	t->map_full = get_u64(r, "token cost");
+	t->no_socket = get_u64(r, "token cost");
+	t->dontneed_mismatch = get_u64(r, "token cost");
+	t->holders_full = get_u64(r, "token cost");
+	return 0;
+}
+
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen)
 {
@@ -714,6 +787,8 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 		s->progs[i].run_cnt = get_u64(&r, "program");
 	}
 	s->collect_ns = get_u64(&r, "snapshot");
+	if (!r.err && r.off < r.len && get_tokens(&r, s))
+		goto nomem;
 	if (r.err) {
 		snapshot__free(s);
 		return r.err;

@@ -54,6 +54,8 @@
 #define REC_MAX_PROGS		256
 #define REC_MAX_PROBE_LOG	1024
 #define REC_MAX_AVAIL		256
+/* sockets holding frag tokens: one per entry of the BPF holder map */
+#define REC_MAX_HOLDERS		DMT_MAX_HOLDERS
 
 enum rec_frame_type {
 	REC_META = 1,

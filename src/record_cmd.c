@@ -200,6 +200,14 @@ struct pool_track {
 struct bind_track {
 	struct dmt_binding_snap first, last;
 	bool in_first;
+	int64_t max_held_tokens, max_held_niovs;	/* -1: never known */
+};
+
+/* A process holding frag tokens of a binding, at its peak in the recording. */
+struct holder_track {
+	uint32_t pid, binding_id;
+	char comm[16];
+	uint64_t tokens, niovs, oldest_age_ns;
 };
 
 /*
@@ -217,6 +225,9 @@ struct report {
 	struct bind_track *binds;	/* indexed like bind_ids */
 	size_t n_binds, cap_binds;
 	struct objtrack pool_ids, bind_ids;	/* the identity gate --from uses too */
+	struct holder_track *holders;
+	size_t n_holders;
+	bool tokens_known;		/* binding_held_by_sockets available at the end */
 	uint64_t n_snaps, n_events, ev_by_type[16];
 	uint64_t first_ts, last_ts, start_mono;
 	uint64_t drops_first, drops_last, map_full;
@@ -263,6 +274,50 @@ static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool firs
 	return 0;
 }
 
+/* Per (pid, binding): the most tokens its sockets held at once. */
+static int track_holders(struct report *r, const struct dmt_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_holders; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+		struct holder_track *t = NULL;
+		uint64_t tok = 0, niovs = 0, age = 0;
+
+		for (size_t k = 0; k < r->n_holders; k++)
+			if (r->holders[k].pid == h->pid &&
+			    r->holders[k].binding_id == h->binding_id)
+				t = &r->holders[k];
+		if (!t) {
+			void *n = realloc(r->holders, (r->n_holders + 1) * sizeof(*r->holders));
+
+			if (!n)
+				return -ENOMEM;
+			r->holders = n;
+			t = &r->holders[r->n_holders++];
+			memset(t, 0, sizeof(*t));
+			t->pid = h->pid;
+			t->binding_id = h->binding_id;
+			memcpy(t->comm, h->comm, sizeof(t->comm));
+		}
+		/* this snapshot's sockets of that process on that binding */
+		for (size_t k = 0; k < s->n_holders; k++) {
+			if (s->holders[k].pid != h->pid ||
+			    s->holders[k].binding_id != h->binding_id)
+				continue;
+			tok += s->holders[k].tokens;
+			niovs += s->holders[k].niovs;
+			if (s->holders[k].oldest_age_ns > age)
+				age = s->holders[k].oldest_age_ns;
+		}
+		if (tok > t->tokens) {
+			t->tokens = tok;
+			t->niovs = niovs;
+		}
+		if (age > t->oldest_age_ns)
+			t->oldest_age_ns = age;
+	}
+	return 0;
+}
+
 static int track_binding(struct report *r, const struct dmt_binding_snap *b, bool first_snap)
 {
 	bool created;
@@ -278,10 +333,15 @@ static int track_binding(struct report *r, const struct dmt_binding_snap *b, boo
 		r->binds[i].first = *b;
 		r->binds[i].last = *b;
 		r->binds[i].in_first = first_snap;
+		r->binds[i].max_held_tokens = r->binds[i].max_held_niovs = -1;
 		r->n_binds = i + 1;
 	} else {
 		objtrack_binding_update(&r->binds[i].last, b);
 	}
+	if (b->held_tokens > r->binds[i].max_held_tokens)
+		r->binds[i].max_held_tokens = b->held_tokens;
+	if (b->held_by_sockets > r->binds[i].max_held_niovs)
+		r->binds[i].max_held_niovs = b->held_by_sockets;
 	return 0;
 }
 
@@ -468,6 +528,45 @@ static void print_tables(const struct report *r)
 		       (unsigned long long)allocs, (unsigned long long)fails, unb, leak, life);
 	}
 
+	if (r->tokens_known) {
+		printf("\nfrag tokens (bindings):\n");
+		printf("  %-6s %10s %10s %10s %12s %12s\n", "ID", "HANDED", "RETURNED", "RELEASED",
+		       "MAX.TOKENS", "MAX.NIOVS");
+		for (size_t i = 0; i < r->n_binds; i++) {
+			const struct bind_track *t = &r->binds[i];
+			char mt[24] = "?", mn[24] = "?";
+
+			if (t->max_held_tokens >= 0)
+				snprintf(mt, sizeof(mt), "%lld", (long long)t->max_held_tokens);
+			if (t->max_held_niovs >= 0)
+				snprintf(mn, sizeof(mn), "%lld", (long long)t->max_held_niovs);
+			printf("  %-6u %10llu %10llu %10llu %12s %12s%s\n", t->last.id,
+			       (unsigned long long)since(t->last.tok_handed,
+							 t->in_first ? t->first.tok_handed : 0),
+			       (unsigned long long)since(t->last.tok_returned,
+							 t->in_first ? t->first.tok_returned : 0),
+			       (unsigned long long)since(t->last.tok_released,
+							 t->in_first ? t->first.tok_released : 0),
+			       mt, mn, t->last.held_why ? "  (held unknown: " : "");
+			if (t->last.held_why)
+				printf("%s)\n", dmt_held_why_text(t->last.held_why));
+		}
+		printf("\ntoken holders (peak per process and binding, %zu):\n", r->n_holders);
+		if (r->n_holders)
+			printf("  %-8s %-16s %6s %10s %10s %10s\n", "PID", "COMM", "BIND",
+			       "MAX.TOKENS", "NIOVS", "OLDEST");
+		for (size_t i = 0; i < r->n_holders; i++) {
+			const struct holder_track *h = &r->holders[i];
+			char cm[96];
+
+			/* from the file, and any process can name itself anything */
+			textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
+			printf("  %-8u %s %6u %10llu %10llu %9.2fs\n", h->pid, cm, h->binding_id,
+			       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
+			       h->oldest_age_ns / 1e9);
+		}
+	}
+
 	printf("\nhistograms:\n");
 	for (size_t i = 0; i < r->n_pools; i++) {
 		const struct pool_track *t = &r->pools[i];
@@ -649,6 +748,9 @@ int cmd_report(int argc, char **argv)
 				err = track_pool(&r, &it.snap->pools[i], !r.n_snaps);
 			for (size_t i = 0; !err && i < it.snap->n_bindings; i++)
 				err = track_binding(&r, &it.snap->bindings[i], !r.n_snaps);
+			if (!err)
+				err = track_holders(&r, it.snap);
+			r.tokens_known = it.snap->avail[DMT_M_BIND_HELD_BY_SOCKETS].available;
 			r.last_ts = it.snap->ts_ns;
 			r.drops_last = it.snap->ringbuf_drops;
 			r.map_full = it.snap->map_full;
@@ -688,6 +790,7 @@ int cmd_report(int argc, char **argv)
 	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	free(r.pools);
 	free(r.binds);
+	free(r.holders);
 	objtrack__fini(&r.pool_ids);
 	objtrack__fini(&r.bind_ids);
 	if (err) {

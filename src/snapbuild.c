@@ -153,6 +153,7 @@ struct dmt_binding_snap *snapbuild_binding_new(struct dmt_snapshot *s, uint32_t 
 	b->alive = true;
 	b->layout = "unknown";
 	b->total_niovs = b->free_niovs = b->in_pools = b->held_by_sockets = -1;
+	b->held_tokens = -1;
 	b->out_at_unbind = b->out_at_free = -1;
 	b->occupancy = -1;
 	return b;
@@ -173,6 +174,9 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 	if (!b)
 		return NULL;
 	b->ifindex = v->ifindex;
+	b->tok_handed = v->tok_handed;
+	b->tok_returned = v->tok_returned;
+	b->tok_released = v->tok_released;
 	b->dmabuf_size = v->dmabuf_size;
 	b->niov_size = v->niov_size;
 	b->unbound = v->flags & DMT_BIND_UNBOUND;
@@ -223,6 +227,13 @@ int snapbuild_link_pools(struct dmt_snapshot *s, struct snapbuild_addrs *addrs)
 		if (p->kind != DMT_KIND_DEVMEM || !p->binding_id)
 			continue;
 		b = snapbuild_binding_find(s, p->binding_id);
+		/*
+		 * A pool reported destroyed after its binding was freed (and
+		 * forgotten) does not bring the binding back as one nobody saw
+		 * created.
+		 */
+		if (!b && p->state == DMT_POOL_DESTROYED)
+			continue;
 		if (!b) {
 			b = snapbuild_binding_new(s, p->binding_id);
 			if (!b)

@@ -15,6 +15,7 @@ void snapshot__free(struct dmt_snapshot *s)
 	free(s->pools);
 	free(s->bindings);
 	free(s->progs);
+	free(s->holders);
 	free(s);
 }
 
@@ -28,12 +29,17 @@ struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s)
 	d->pools = NULL;
 	d->bindings = NULL;
 	d->progs = NULL;
+	d->holders = NULL;
 	if (s->n_pools && !(d->pools = malloc(s->n_pools * sizeof(*s->pools))))
 		goto err;
 	if (s->n_bindings && !(d->bindings = malloc(s->n_bindings * sizeof(*s->bindings))))
 		goto err;
 	if (s->n_progs && !(d->progs = malloc(s->n_progs * sizeof(*s->progs))))
 		goto err;
+	if (s->n_holders && !(d->holders = malloc(s->n_holders * sizeof(*s->holders))))
+		goto err;
+	if (s->n_holders)
+		memcpy(d->holders, s->holders, s->n_holders * sizeof(*s->holders));
 	if (s->n_pools)
 		memcpy(d->pools, s->pools, s->n_pools * sizeof(*s->pools));
 	if (s->n_bindings)
@@ -63,7 +69,23 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_BIND_LEAKS]		= "binding_leaks",
 	[DMT_M_DONTNEED_TOKENS]		= "dontneed_tokens",
 	[DMT_M_NETLINK]			= "netlink_page_pools",
+	[DMT_M_RECVMSG_TOKENS]		= "recvmsg_tokens",
+	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
 };
+
+const char *dmt_held_why_text(uint32_t why)
+{
+	static const char *const text[] = {
+		[DMT_HELD_ATTACHED_LATE] = "binding created before devmemtop attached: "
+					   "earlier tokens unseen",
+		[DMT_HELD_MAP_FULL] = "token or holder map full: some tokens were not tracked",
+		[DMT_HELD_NO_SOCKET] = "fallback: a token cmsg was written outside tcp_recvmsg",
+		[DMT_HELD_DONTNEED_MISMATCH] = "fallback: a DONTNEED freed other tokens than "
+					       "the ranges named",
+	};
+
+	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";
+}
 
 const char *dmt_metric_name(enum dmt_metric m)
 {

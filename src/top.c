@@ -457,6 +457,55 @@ static double binding_alloc_rate(const struct dmt_binding_snap *b, const struct 
 	return 0;
 }
 
+/* Rows of the holders panel; the rest is one "... N more" line. */
+#define TOP_HOLDERS	10
+
+/*
+ * Who sits on the niovs: sockets holding frag tokens, most tokens first,
+ * and what tokens cost. Only where the token hooks attached (else the
+ * "Unavailable:" line says why).
+ */
+static void render_holders(const struct dmt_snapshot *s, struct lines *l)
+{
+	const struct dmt_tok_cost *t = &s->tok_cost;
+	char a[24], b[24], c[24];
+
+	if (!s->avail[DMT_M_BIND_HELD_BY_SOCKETS].available)
+		return;
+	lines_add(l, "%s", "");
+	lines_add(l, "HOLDERS: %zu socket%s holding frag tokens", s->n_holders,
+		  s->n_holders == 1 ? "" : "s");
+	if (s->n_holders)
+		lines_add(l, "%-8s %-16s %5s %8s %8s %8s %8s %8s %8s", "PID", "COMM", "BIND",
+			  "TOKENS", "NIOVS", "OLDEST", "HANDED", "RETURNED", "RELEASED");
+	for (size_t i = 0; i < s->n_holders && i < TOP_HOLDERS; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+		char cm[96];
+
+		snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
+		/* any process can name itself anything: escaped like ifnames */
+		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
+		lines_add(l, "%-8u %s %5u %8llu %8llu %8s %8llu %8llu %8llu", h->pid,
+			  cm, h->binding_id, (unsigned long long)h->tokens,
+			  (unsigned long long)h->niovs, a, (unsigned long long)h->handed,
+			  (unsigned long long)h->returned, (unsigned long long)h->released);
+	}
+	if (s->n_holders > TOP_HOLDERS)
+		lines_add(l, "... %zu more", s->n_holders - TOP_HOLDERS);
+	if (s->avail[DMT_M_RECVMSG_TOKENS].available && t->per_recvmsg.count) {
+		snprintf(a, sizeof(a), "%.1f", (double)t->per_recvmsg.sum / t->per_recvmsg.count);
+		lines_add(l, "tokens/recvmsg: mean %s over %llu calls", a,
+			  (unsigned long long)t->per_recvmsg.count);
+	}
+	if (s->avail[DMT_M_DONTNEED_COST].available && t->per_dontneed.count) {
+		snprintf(a, sizeof(a), "%.1f", (double)t->per_dontneed.sum / t->per_dontneed.count);
+		fmt_ns(b, sizeof(b), &t->dontneed_ns, 0.5, true);
+		fmt_ns(c, sizeof(c), &t->dontneed_ns_token, 0.5, true);
+		lines_add(l, "DONTNEED: %llu calls, tokens/call mean %s, latency p50 <=%s, "
+			  "per token p50 <=%s", (unsigned long long)t->per_dontneed.count, a, b, c);
+	}
+}
+
 static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 		   const struct dmt_snapshot *prev, const struct ev_log *ev, struct lines *l,
 		   bool paused, size_t *matched)
@@ -549,6 +598,7 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 			  b->alive ? (b->unbound ? " unbound" : "") : " freed");
 		lines_row(l, TOP_SEL_BINDING, b->id, 0);
 	}
+	render_holders(s, l);
 	lines_add(l, "%s", "");
 	lines_add(l, "%-6s %-12s %-12s %3s %6s %-6s %5s %-9s %9s %9s %9s %6s %6s %-10s",
 		  "POOL", "IFACE", "NETNS", "Q", "NAPI", "KIND", "BIND", "STATE", "HOLD/s", "REL/s",

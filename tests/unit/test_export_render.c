@@ -393,6 +393,59 @@ static void test_catalogue(void **state)
 	free(buf);
 }
 
+/*
+ * Token holders: sockets of one process on one binding are one series, only
+ * the 10 largest get series, the rest is one sum; unavailable: no family.
+ */
+static void test_token_holders(void **state)
+{
+	struct fixture *f = *state;
+	struct dmt_holder_snap h[13] = {};
+	const char *t;
+	char line[160];
+
+	/* most tokens first, as the collector sorts them */
+	h[0] = (struct dmt_holder_snap){ .pid = 100, .binding_id = 3, .tokens = 50, .niovs = 40,
+					 .oldest_age_ns = 2500000000ULL };
+	h[1] = (struct dmt_holder_snap){ .pid = 100, .binding_id = 3, .tokens = 30, .niovs = 30,
+					 .oldest_age_ns = 500000000ULL };
+	strcpy(h[0].comm, "rx");
+	strcpy(h[1].comm, "rx");
+	for (int i = 2; i < 13; i++) {
+		h[i] = (struct dmt_holder_snap){ .pid = 99 + i, .binding_id = 3,
+						 .tokens = 22 - i, .niovs = 22 - i };
+		strcpy(h[i].comm, "worker");
+	}
+	f->snap.holders = h;
+	f->snap.n_holders = 13;
+	hist_log2_add(&f->snap.tok_cost.per_recvmsg, 32, 4);
+	t = render(f);
+	assert_line(t, "devmemtop_token_holder_sockets 13");
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"100\",comm=\"rx\","
+		       "binding_id=\"3\"} 80");
+	assert_line(t, "devmemtop_token_holder_niovs{pid=\"100\",comm=\"rx\",binding_id=\"3\"} 70");
+	assert_line(t, "devmemtop_token_holder_oldest_token_age_seconds{pid=\"100\",comm=\"rx\","
+		       "binding_id=\"3\"} 2.5");
+	/* rows 1..9 are pids 101..109; 110 and 111 (tokens 11 and 10) are summed */
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"109\",comm=\"worker\","
+		       "binding_id=\"3\"} 12");
+	snprintf(line, sizeof(line),
+		 "devmemtop_token_holder_tokens{pid=\"110\",comm=\"worker\",binding_id=\"3\"} 11");
+	assert_no_line(t, line);
+	assert_line(t, "devmemtop_token_holder_others_tokens 21");
+	assert_line(t, "devmemtop_tokens_per_recvmsg_count 4");
+	assert_line(t, "devmemtop_tokens_per_recvmsg_sum 128");
+
+	f->snap.avail[DMT_M_BIND_HELD_BY_SOCKETS].available = false;
+	f->snap.avail[DMT_M_RECVMSG_TOKENS].available = false;
+	t = render(f);
+	assert_false(has_family(t, "devmemtop_token_holder_tokens"));
+	assert_false(has_family(t, "devmemtop_token_holder_sockets"));
+	assert_false(has_family(t, "devmemtop_tokens_per_recvmsg"));
+	f->snap.holders = NULL;
+	f->snap.n_holders = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +456,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_catalogue),
+		cmocka_unit_test_setup_teardown(test_token_holders, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("export_render", tests, NULL, NULL);

@@ -283,6 +283,12 @@ static void test_link_pools(void **state)
 	/* a page pool is no binding's */
 	p = map_pool(0xf000, 40, 5, 0);
 	assert_int_equal(snapbuild_add_pool(s, &cap, &p), 0);
+	/* destroyed after its binding 7 was freed and forgotten: no binding 7 */
+	p = map_pool(0xa100, 30, 100, 100);
+	p.flags = DMT_POOL_DEVMEM | DMT_POOL_SAW_NIOV | DMT_POOL_RELEASED | DMT_POOL_GONE;
+	p.mp_priv = 0xb700;
+	p.binding_id = 7;
+	assert_int_equal(snapbuild_add_pool(s, &cap, &p), 0);
 
 	assert_int_equal(snapbuild_link_pools(s, &addrs), 0);
 	assert_int_equal(s->n_bindings, 2);

@@ -12,8 +12,17 @@
 D=${1:?usage: leak.sh OUTDIR}
 mkdir -p $D
 
+# issue 11: the live view (batch mode) through the run: its holders panel;
+# --linger keeps every token held, bound, for 1.5 s so it has frames of it
+TOP=
+if [ -x /lab/bin/devmemtop ]; then
+	devmemtop -b -i 250ms >$D/devmemtop-top.txt 2>$D/devmemtop-top.log &
+	TOP=$!
+	# attached (a first frame printed) before the binding exists
+	for i in $(seq 100); do [ -s $D/devmemtop-top.txt ] && break; sleep 0.1; done
+fi
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
-	--expect 8M --leak --unbind-first --idle-timeout 10000 \
+	--expect 8M --leak --unbind-first --idle-timeout 10000 --linger 1500 \
 	>$D/rx.json 2>$D/rx.log &
 RX=$!
 for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
@@ -23,4 +32,5 @@ echo $? >$D/tx.rc
 wait $RX
 echo $? >$D/rx.rc
 lab_wait_pool_gone $D/rx.json $D
+[ -z "$TOP" ] || { kill -INT $TOP; wait $TOP; }
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ]

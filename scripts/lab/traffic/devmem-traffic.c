@@ -942,7 +942,9 @@ cleanup:
 	if (err && !st.bytes)
 		return 1;
 
-	printf("{\"role\":\"rx\",\"ifname\":\"%s\",\"ifindex\":%d,\"queue\":%u,"
+	/* issue 11: pid (devmemtop's holder rows name it) and tokens handed out */
+	printf("{\"pid\":%d,\"tokens_received\":%" PRIu64 ",", (int)getpid(), st.frags);
+	printf("\"role\":\"rx\",\"ifname\":\"%s\",\"ifindex\":%d,\"queue\":%u,"
 	       "\"binding_id\":%u,\"dmabuf_size\":%lld,\"bytes\":%" PRIu64
 	       ",\"dmabuf_bytes\":%" PRIu64 ",\"linear_bytes\":%" PRIu64
 	       ",\"frags\":%" PRIu64 ",\"mismatches\":%" PRIu64

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Frag token accounting: see tokens.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tokens.h"
+
+static int cmp_by_niov(const void *a, const void *b)
+{
+	const struct dmt_tok_entry *x = a, *y = b;
+
+	if (x->val.binding_id != y->val.binding_id)
+		return x->val.binding_id < y->val.binding_id ? -1 : 1;
+	if (x->val.niov_idx != y->val.niov_idx)
+		return x->val.niov_idx < y->val.niov_idx ? -1 : 1;
+	return 0;
+}
+
+static int cmp_by_socket(const void *a, const void *b)
+{
+	const struct dmt_tok_entry *x = a, *y = b;
+
+	if (x->key.sk != y->key.sk)
+		return x->key.sk < y->key.sk ? -1 : 1;
+	return cmp_by_niov(a, b);
+}
+
+static int cmp_holder(const void *a, const void *b)
+{
+	const struct dmt_holder_snap *x = a, *y = b;
+
+	if (x->tokens != y->tokens)
+		return x->tokens > y->tokens ? -1 : 1;
+	if (x->oldest_age_ns != y->oldest_age_ns)
+		return x->oldest_age_ns > y->oldest_age_ns ? -1 : 1;
+	return x->sk < y->sk ? -1 : x->sk > y->sk;
+}
+
+static const struct dmt_holder *holder_find(const struct dmt_holder *h, size_t nh, uint64_t sk)
+{
+	for (size_t i = 0; i < nh; i++)
+		if (h[i].sk == sk)
+			return &h[i];
+	return NULL;
+}
+
+static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *out)
+{
+	qsort(toks, n, sizeof(*toks), cmp_by_niov);
+	for (size_t i = 0; i < n; i++) {
+		struct tok_binding_held *b;
+		bool new_niov = !i || cmp_by_niov(&toks[i - 1], &toks[i]);
+
+		if (!i || toks[i - 1].val.binding_id != toks[i].val.binding_id) {
+			b = realloc(out->bindings, (out->n_bindings + 1) * sizeof(*b));
+			if (!b)
+				return -ENOMEM;
+			out->bindings = b;
+			b = &b[out->n_bindings++];
+			memset(b, 0, sizeof(*b));
+			b->binding_id = toks[i].val.binding_id;
+		}
+		b = &out->bindings[out->n_bindings - 1];
+		b->tokens++;
+		if (new_niov)
+			b->niovs++;
+	}
+	return 0;
+}
+
+static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_holder *holders,
+			 size_t nh, uint64_t now_ns, struct tok_agg *out)
+{
+	qsort(toks, n, sizeof(*toks), cmp_by_socket);
+	for (size_t i = 0; i < n; i++) {
+		const struct dmt_tok_entry *t = &toks[i];
+		struct dmt_holder_snap *h;
+		uint64_t age;
+
+		if (!i || toks[i - 1].key.sk != t->key.sk) {
+			const struct dmt_holder *src = holder_find(holders, nh, t->key.sk);
+
+			h = realloc(out->holders, (out->n_holders + 1) * sizeof(*h));
+			if (!h)
+				return -ENOMEM;
+			out->holders = h;
+			h = &h[out->n_holders++];
+			memset(h, 0, sizeof(*h));
+			h->sk = t->key.sk;
+			h->binding_id = t->val.binding_id;
+			if (src) {
+				h->pid = src->tgid;
+				memcpy(h->comm, src->comm, sizeof(h->comm));
+				h->comm[sizeof(h->comm) - 1] = '\0';
+				h->binding_id = src->binding_id;
+				h->handed = src->handed;
+				h->returned = src->returned;
+				h->released = src->released;
+			}
+		}
+		h = &out->holders[out->n_holders - 1];
+		h->tokens++;
+		if (!i || cmp_by_socket(&toks[i - 1], t))
+			h->niovs++;
+		age = now_ns > t->val.ts_ns ? now_ns - t->val.ts_ns : 0;
+		if (age > h->oldest_age_ns)
+			h->oldest_age_ns = age;
+	}
+	qsort(out->holders, out->n_holders, sizeof(*out->holders), cmp_holder);
+	return 0;
+}
+
+int tokens__aggregate(struct dmt_tok_entry *toks, size_t n, const struct dmt_holder *holders,
+		      size_t nh, uint64_t now_ns, struct tok_agg *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = count_bindings(toks, n, out);
+	if (!err)
+		err = count_sockets(toks, n, holders, nh, now_ns, out);
+	if (err)
+		tok_agg__free(out);
+	return err;
+}
+
+const struct tok_binding_held *tok_agg__binding(const struct tok_agg *a, uint32_t binding_id)
+{
+	for (size_t i = 0; i < a->n_bindings; i++)
+		if (a->bindings[i].binding_id == binding_id)
+			return &a->bindings[i];
+	return NULL;
+}
+
+void tok_agg__free(struct tok_agg *a)
+{
+	if (!a)
+		return;
+	free(a->bindings);
+	free(a->holders);
+	memset(a, 0, sizeof(*a));
+}
+
+static void log2_copy(struct hist_log2 *dst, const struct dmt_log2_hist *src)
+{
+	memcpy(dst->slots, src->slots, sizeof(dst->slots));
+	dst->count = src->count;
+	dst->sum = src->sum;
+}
+
+void tok_cost_from_bpf(struct dmt_tok_cost *dst, const struct dmt_tok_stats *src)
+{
+	log2_copy(&dst->per_recvmsg, &src->per_recvmsg);
+	log2_copy(&dst->per_dontneed, &src->per_dontneed);
+	log2_copy(&dst->dontneed_ns, &src->dontneed_ns);
+	log2_copy(&dst->dontneed_ns_token, &src->dontneed_ns_token);
+	dst->map_full = src->map_full;
+	dst->no_socket = src->no_socket;
+	dst->dontneed_mismatch = src->dontneed_mismatch;
+	dst->holders_full = src->holders_full;
+}

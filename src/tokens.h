@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Frag token accounting from the BPF token map (bpf/devmemtop.bpf.c,
+ * "frag tokens"): which socket holds how many tokens and net_iovs of which
+ * binding, and for how long. Plain data, no libbpf: the collector feeds it
+ * the map's entries, the unit tests feed it arrays.
+ *
+ *   struct tok_agg agg;
+ *   tokens__aggregate(toks, n, holders, nh, now_ns, &agg);   0 or -errno
+ *   tok_agg__binding(&agg, id)   -> held tokens / niovs of one binding
+ *   agg.holders[0..n_holders)    -> one row per socket holding tokens,
+ *                                   most tokens first
+ *   tok_agg__free(&agg);
+ */
+#ifndef DEVMEMTOP_TOKENS_H
+#define DEVMEMTOP_TOKENS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "devmemtop.h"
+#include "hist.h"
+
+/* One entry of the BPF token map. */
+struct dmt_tok_entry {
+	struct dmt_tok_key key;
+	struct dmt_tok_val val;
+};
+
+/* A socket holding frag tokens, as every output shows it. */
+struct dmt_holder_snap {
+	uint64_t sk;			/* kernel address: the key, not shown */
+	uint32_t pid;			/* tgid of its first token's recvmsg */
+	char comm[16];
+	uint32_t binding_id;
+	uint64_t tokens;		/* held now */
+	uint64_t niovs;			/* distinct net_iovs behind them */
+	uint64_t oldest_age_ns;		/* age of its oldest held token */
+	uint64_t handed, returned, released;	/* since attach */
+};
+
+/* Held tokens and net_iovs of one binding. */
+struct tok_binding_held {
+	uint32_t binding_id;
+	uint64_t tokens;
+	uint64_t niovs;
+};
+
+struct tok_agg {
+	struct tok_binding_held *bindings;
+	size_t n_bindings;
+	struct dmt_holder_snap *holders;
+	size_t n_holders;
+};
+
+/* Token cost and the token tracker's health, as snapshots carry them. */
+struct dmt_tok_cost {
+	struct hist_log2 per_recvmsg;		/* tokens per tcp_recvmsg (>= 1) */
+	struct hist_log2 per_dontneed;		/* tokens freed per DONTNEED call */
+	struct hist_log2 dontneed_ns;		/* DONTNEED latency per call */
+	struct hist_log2 dontneed_ns_token;	/* per call / tokens it freed */
+	uint64_t map_full;
+	uint64_t no_socket;
+	uint64_t dontneed_mismatch;
+	uint64_t holders_full;
+};
+
+/*
+ * Count toks[0..n) per binding and per socket. A socket in holders[] gives
+ * its row pid, comm and counters; a socket with tokens but no holder entry
+ * (holder map full) still gets a row, pid 0. Sockets holding nothing are
+ * left out. toks is reordered.
+ */
+int tokens__aggregate(struct dmt_tok_entry *toks, size_t n, const struct dmt_holder *holders,
+		      size_t nh, uint64_t now_ns, struct tok_agg *out);
+const struct tok_binding_held *tok_agg__binding(const struct tok_agg *a, uint32_t binding_id);
+void tok_agg__free(struct tok_agg *a);
+
+void tok_cost_from_bpf(struct dmt_tok_cost *dst, const struct dmt_tok_stats *src);
+
+#endif /* DEVMEMTOP_TOKENS_H */
