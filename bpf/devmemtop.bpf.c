@@ -796,3 +796,60 @@ int BPF_PROG(dm_dontneed, const void *sk, __u32 nr_ranges, __u32 nr_frags, __u32
 	cnt_inc(DMT_CNT_DONTNEED_TOKENS, nr_freed);
 	return 0;
 }
+
+/* ---- light mode: the pool's own counters, read at snapshot time -------- */
+
+/* Output of light_read, read by user space right after the test run. */
+struct dmt_light_read light_out = {};
+
+/*
+ * Run on demand by user space (BPF_PROG_TEST_RUN; arguments: the pool's
+ * address and its netlink id) for a pool it found in our maps. Never reads
+ * a freed pool: page_pool_release (pp_destroy) fires before the kernel frees
+ * a pool and sets DMT_POOL_GONE in the pool's entry first, so
+ *  - a pool already marked GONE is not read;
+ *  - the flags are fetched again after the read, with fully ordered atomic
+ *    fetches around it: if the pool was freed before or while we read, its
+ *    GONE flag was set before that free and the second fetch sees it, and
+ *    the values are discarded (the tracepoint's final values stand);
+ *  - the pool's own id must match, so a new pool at a reused address whose
+ *    entry we have not replaced yet is never taken for the old one.
+ * bpf_probe_read_kernel() itself never faults the kernel.
+ */
+SEC("raw_tp")
+int light_read(__u64 *ctx)
+{
+	const struct page_pool *pool = (const void *)ctx[0];
+	__u32 id = (__u32)ctx[1];
+	struct dmt_light_read o = {};
+	struct dmt_pool *v;
+	__u32 idx = id & (DMT_POOL_SLOTS - 1);
+	__u64 key = ctx[0];
+	__u32 f1, f2;
+
+	v = bpf_map_lookup_elem(&pool_slots, &idx);
+	if (!v || v->addr != key)
+		v = bpf_map_lookup_elem(&pools, &key);
+	if (!v) {
+		o.status = DMT_LIGHT_NOENT;
+		goto out;
+	}
+	f1 = __sync_fetch_and_or(&v->flags, 0);
+	if (f1 & DMT_POOL_GONE) {
+		o.status = DMT_LIGHT_GONE;
+		goto out;
+	}
+	o.id = BPF_CORE_READ(pool, user.id);
+	o.hold_cnt = BPF_CORE_READ(pool, pages_state_hold_cnt);
+	o.release_cnt = BPF_CORE_READ(pool, pages_state_release_cnt.counter);
+	f2 = __sync_fetch_and_or(&v->flags, 0);
+	if (f2 & DMT_POOL_GONE)
+		o.status = DMT_LIGHT_GONE;
+	else if (o.id != id)
+		o.status = DMT_LIGHT_STALE;
+	else
+		o.status = DMT_LIGHT_OK;
+out:
+	light_out = o;
+	return 0;
+}

@@ -48,6 +48,7 @@ enum dmt_metric {
 
 struct dmt_availability {
 	bool available;
+	bool sampled;		/* available, but from sampling windows, not exact */
 	char source[64];	/* e.g. "tp_btf/page_pool_state_hold" */
 	char reason[160];	/* why unavailable, empty when available */
 };
@@ -57,6 +58,11 @@ enum dmt_attach_mode {
 	DMT_MODE_DEVMEM_TP = 0,		/* devmem tracepoints + page_pool tps */
 	DMT_MODE_FENTRY,		/* fentry/fexit + page_pool tps */
 	DMT_MODE_TP_ONLY,		/* page_pool tracepoints alone */
+	/*
+	 * No per-page/per-niov program attached: the pools' own counters read
+	 * at snapshot time, per-call hooks, sampled per-page windows.
+	 */
+	DMT_MODE_LIGHT,
 };
 
 enum dmt_pool_state {
@@ -181,6 +187,13 @@ struct collector_opts {
 	bool events;			/* keep the event ring buffer open */
 	bool enable_bpf_stats;		/* turn on kernel.bpf_stats_enabled */
 	/*
+	 * Light mode (force_mode == DMT_MODE_LIGHT): the per-page tracepoints
+	 * are attached for window_ms every period_ms to find pools by address
+	 * and sample refill batches. 0: the defaults below.
+	 */
+	unsigned int light_window_ms;
+	unsigned int light_period_ms;
+	/*
 	 * Where collector__new() puts its one-line reason when it fails
 	 * ("no kernel BTF (...)", "cannot load BPF programs: ..."). NULL: the
 	 * reason goes to log (level 0) instead.
@@ -188,6 +201,9 @@ struct collector_opts {
 	char *errbuf;
 	size_t errlen;
 };
+
+#define DMT_LIGHT_WINDOW_MS	20
+#define DMT_LIGHT_PERIOD_MS	10000
 
 struct collector;
 

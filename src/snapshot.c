@@ -79,6 +79,8 @@ const char *dmt_mode_name(enum dmt_attach_mode m)
 		return "fentry";
 	case DMT_MODE_TP_ONLY:
 		return "tracepoint-only";
+	case DMT_MODE_LIGHT:
+		return "light";
 	}
 	return "unknown";
 }

@@ -28,6 +28,8 @@ struct top_opts {
 	uint32_t binding;
 	enum top_sort sort;
 	int force_mode;		/* -1 auto */
+	unsigned int light_window_ms;	/* --sampling, 0 default */
+	unsigned int light_period_ms;
 	int verbose;
 };
 
