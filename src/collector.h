@@ -226,6 +226,8 @@ void snapshot__free(struct dmt_snapshot *s);
 struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 
 const char *dmt_metric_name(enum dmt_metric m);
+/* "exact", "sampled" or "unavailable": how this mode measures a metric. */
+const char *dmt_avail_method(const struct dmt_availability *a);
 const char *dmt_mode_name(enum dmt_attach_mode m);
 const char *dmt_kind_name(enum dmt_pool_kind k);
 const char *dmt_pool_state_name(enum dmt_pool_state s);

@@ -45,6 +45,7 @@ enum {
 	/* self */
 	F_BUILD_INFO,
 	F_METRIC_AVAILABLE,
+	F_METRIC_METHOD,
 	F_PROG_ATTACHED,
 	F_BPF_STATS,
 	F_PROG_RUN_TIME,
@@ -141,6 +142,9 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_METRIC_AVAILABLE, "devmemtop_metric_available", "gauge",
 	    -1, EXPO_SELF, NULL,
 	    "Whether the collector can measure a metric on this kernel (1) or not (0, with the reason)."),
+	FAM(F_METRIC_METHOD, "devmemtop_metric_method_info", "gauge",
+	    -1, EXPO_SELF, NULL,
+	    "How this attach mode measures a metric: method exact, sampled or unavailable (value 1)."),
 	FAM(F_PROG_ATTACHED, "devmemtop_bpf_program_attached", "gauge",
 	    -1, EXPO_SELF, NULL,
 	    "Whether a BPF program is attached (1) or not (0)."),
@@ -558,6 +562,21 @@ static void render_self(struct promfmt *w, const struct expo_input *in)
 			};
 
 			promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, a->available);
+		}
+	}
+	/*
+	 * An info series to join on (group_left), not a label on every series:
+	 * a label would change each series' identity when the mode changes and
+	 * break rate() across the switch.
+	 */
+	if (fam(w, s, F_METRIC_METHOD)) {
+		for (int m = 0; m < DMT_M__COUNT; m++) {
+			struct prom_label l[2] = {
+				{ "metric", dmt_metric_name(m) },
+				{ "method", dmt_avail_method(&s->avail[m]) },
+			};
+
+			promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, 1);
 		}
 	}
 	if (fam(w, s, F_PROG_ATTACHED))

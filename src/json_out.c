@@ -263,6 +263,7 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 
 		json_object_object_add(a, "available", json_object_new_boolean(s->avail[m].available));
 		add_str(a, "source", s->avail[m].source);
+		add_str(a, "method", dmt_avail_method(&s->avail[m]));
 		json_object_object_add(a, "reason", s->avail[m].available ? NULL :
 				       s->avail[m].reason[0] ? json_name(s->avail[m].reason) :
 				       json_object_new_string(""));

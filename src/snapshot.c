@@ -70,6 +70,13 @@ const char *dmt_metric_name(enum dmt_metric m)
 	return m < DMT_M__COUNT ? metric_names[m] : "unknown";
 }
 
+const char *dmt_avail_method(const struct dmt_availability *a)
+{
+	if (!a->available)
+		return "unavailable";
+	return a->sampled ? "sampled" : "exact";
+}
+
 const char *dmt_mode_name(enum dmt_attach_mode m)
 {
 	switch (m) {

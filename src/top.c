@@ -454,6 +454,20 @@ void top_unavailable_summary(const struct dmt_snapshot *s, char *buf, size_t len
 	}
 }
 
+/* "pool_refill_batch (page_pool_state_hold 20ms every 10000ms)": sampled metrics. */
+void top_sampled_summary(const struct dmt_snapshot *s, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < DMT_M__COUNT && off < len; m++) {
+		if (!s->avail[m].available || !s->avail[m].sampled)
+			continue;
+		off += snprintf(buf + off, len - off, "%s%s (%s)", off ? "; " : "",
+				dmt_metric_name(m), s->avail[m].source);
+	}
+}
+
 static double binding_alloc_rate(const struct dmt_binding_snap *b, const struct dmt_snapshot *prev,
 				 double dt)
 {
@@ -503,6 +517,9 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	top_unavailable_summary(s, unav, sizeof(unav));
 	if (unav[0])
 		lines_add(l, "Unavailable: %s", unav);
+	top_sampled_summary(s, unav, sizeof(unav));
+	if (unav[0])
+		lines_add(l, "Sampled: %s", unav);
 	if (o->iface[0] || o->binding) {
 		char bid[24] = "";
 
