@@ -944,6 +944,8 @@ static bool light_pool(struct collector *c, struct dmt_pool *v)
 			gone = true;
 		} else {
 			c->light_stale++;
+			coll_log(c, 2, "light read of pool %u at %#llx: status %u (read id %u)",
+				 v->id, (unsigned long long)v->addr, o.status, o.id);
 		}
 	}
 	v->hold_base = 0;
@@ -1142,6 +1144,11 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	uint64_t t0 = now_mono_ns();
 	int err;
 
+	/* light mode: the window first, so the snapshot's time is its reads' */
+	if (c->light && (!c->windows || t0 - c->last_window >= c->period_ns)) {
+		light_window(c);
+		t0 = now_mono_ns();
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -1152,8 +1159,6 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	s->wall_ns = now_real_ns();
 	s->seq = ++c->seq;
 	s->interval_s = c->last_ts ? (t0 - c->last_ts) / 1e9 : 0;
-	if (c->light && (!c->windows || t0 - c->last_window >= c->period_ns))
-		light_window(c);
 	s->mode = c->mode;
 	fill_availability(c, s->avail);
 
