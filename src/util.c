@@ -84,7 +84,7 @@ int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_
 	wbuf[slash - s] = '\0';
 	if (parse_duration_ns(wbuf, &w) || parse_duration_ns(slash + 1, &p))
 		return -EINVAL;
-	if (w < 1000000ULL || w > 10000000000ULL || p < 100000000ULL ||
+	if (w < 1000000ULL || w > 60000000000ULL || p < 100000000ULL ||
 	    p > 3600000000000ULL || p < 2 * w)
 		return -EINVAL;
 	*window_ms = w / 1000000;
