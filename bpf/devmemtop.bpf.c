@@ -28,6 +28,12 @@ const volatile __u64 io_uring_alloc_fn = 0;	/* io_pp_zc_alloc_netmems */
 const volatile bool binding_free_takes_work = false;
 /* devmem tracepoints attached: they own the binding counters */
 const volatile bool use_devmem_tp = false;
+/*
+ * Light mode with the devmem_alloc tracepoint: a devmem pool's refill batch
+ * is the niov count of one provider call (exact, one event per refill), and
+ * that call locates the pool; the sampling windows leave devmem pools alone.
+ */
+const volatile bool light_devmem_refill = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -294,6 +300,8 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 		v->hold_cnt = hold;
 	}
 	note_kind(v, netmem);
+	if (light_devmem_refill && (v->flags & DMT_POOL_DEVMEM))
+		return 0;
 
 	/*
 	 * Refill batches. A refill that fills the alloc cache increments
@@ -755,6 +763,14 @@ int BPF_PROG(dm_alloc, const struct page_pool *pool,
 	__sync_fetch_and_add(&v->alloc_niovs, count);
 	v->free_niovs_tp = free_niovs;
 	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
+	if (light_devmem_refill && pool) {
+		struct dmt_pool *pv = pool_find(pool, (__u64)pool);
+
+		if (!pv)
+			pv = pool_new(pool, 0, 1, false);
+		if (pv && count)
+			batch_add(&pv->refill, count);
+	}
 	return 0;
 }
 

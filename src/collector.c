@@ -418,6 +418,7 @@ static int open_and_load(struct collector *c)
 		c->skel->rodata->io_uring_alloc_fn = c->io_uring_alloc_fn;
 		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
 		c->skel->rodata->use_devmem_tp = false;
+		c->skel->rodata->light_devmem_refill = c->light && c->ps[P_DM_ALLOC].wanted;
 		for (size_t i = 0; i < N_PROGS; i++) {
 			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
 									 progs[i].name);
@@ -607,6 +608,11 @@ static void fill_availability_light(const struct collector *c, struct dmt_availa
 	set_avail(&av[DMT_M_POOL_RELEASES], true, "pool->pages_state_release_cnt at snapshot",
 		  "");
 	set_avail(&av[DMT_M_POOL_INFLIGHT], true, "pool hold - release counters at snapshot", "");
+	if (attached(c, P_DM_ALLOC))
+		snprintf(sampled, sizeof(sampled), "devmem: devmem_alloc; pages: hold tp %ums/%ums",
+			 (unsigned int)(c->window_ns / 1000000),
+			 (unsigned int)(c->period_ns / 1000000));
+	/* sampled as a whole as soon as any pool's batches are */
 	set_avail(&av[DMT_M_POOL_REFILL], true, sampled, "");
 	av[DMT_M_POOL_REFILL].sampled = true;
 	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, P_PP_DESTROY), "tp_btf/page_pool_release",
