@@ -767,7 +767,7 @@ int BPF_PROG(dm_alloc, const struct page_pool *pool,
 		struct dmt_pool *pv = pool_find(pool, (__u64)pool);
 
 		if (!pv)
-			pv = pool_new(pool, 0, 1, false);
+			pv = pool_new(pool, BPF_CORE_READ(pool, pages_state_hold_cnt), 0, true);
 		if (pv && count)
 			batch_add(&pv->refill, count);
 	}
