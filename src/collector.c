@@ -1031,6 +1031,10 @@ static int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	}
 	err = snapbuild_merge_netlink(s, nlp, n);
 	free(nlp);
+	/* light mode: a listed pool no window or per-call hook has located yet */
+	for (size_t i = 0; !err && c->light && i < s->n_pools; i++)
+		if (!s->pools[i].addr)
+			s->pools[i].counters_unknown = true;
 	/* the dump gives an ifindex in our netns: its name is ours to look up */
 	for (size_t i = 0; !err && i < s->n_pools; i++) {
 		struct dmt_pool_snap *p = &s->pools[i];

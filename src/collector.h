@@ -91,6 +91,12 @@ struct dmt_pool_snap {
 	uint32_t binding_id;		/* devmem pools */
 	enum dmt_attr_src attr_src;	/* where ifindex came from */
 	bool netlink_listed;
+	/*
+	 * holds/releases not known: light mode lists a netlink-only pool it has
+	 * not located yet (its counters count from the pool's creation, so 0
+	 * would be wrong); JSON null, no Prometheus sample.
+	 */
+	bool counters_unknown;
 	enum dmt_pool_state state;
 	int nid;
 	uint32_t nid_changes;

@@ -402,10 +402,13 @@ static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
 	}
 	if (fam(w, s, F_POOL_HOLDS))
 		FOR_POOLS(p)
-			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->holds);
+			if (!p->counters_unknown)
+				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->holds);
 	if (fam(w, s, F_POOL_RELEASES))
 		FOR_POOLS(p)
-			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->releases);
+			if (!p->counters_unknown)
+				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
+						    p->releases);
 	if (fam(w, s, F_POOL_INFLIGHT))
 		FOR_POOLS(p)
 			promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->inflight);

@@ -180,10 +180,17 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 	add_str(o, "state", dmt_pool_state_name(p->state));
 	json_object_object_add(o, "nid", json_object_new_int(p->nid));
 	add_u64(o, "nid_changes", p->nid_changes);
-	add_u64(o, "holds", p->holds);
-	add_u64(o, "releases", p->releases);
-	add_u64(o, "holds_page", p->holds_page);
-	add_u64(o, "holds_niov", p->holds_niov);
+	if (p->counters_unknown) {
+		json_object_object_add(o, "holds", NULL);
+		json_object_object_add(o, "releases", NULL);
+		json_object_object_add(o, "holds_page", NULL);
+		json_object_object_add(o, "holds_niov", NULL);
+	} else {
+		add_u64(o, "holds", p->holds);
+		add_u64(o, "releases", p->releases);
+		add_u64(o, "holds_page", p->holds_page);
+		add_u64(o, "holds_niov", p->holds_niov);
+	}
 	json_object_object_add(o, "hold_rate", json_object_new_double(p->hold_rate));
 	json_object_object_add(o, "release_rate", json_object_new_double(p->release_rate));
 	json_object_object_add(o, "inflight", json_object_new_int64(p->inflight));
