@@ -469,7 +469,8 @@ static void attach_all(struct collector *c)
 			continue;
 		/* light mode: attached only inside sampling windows */
 		if (c->light && (i == P_PP_HOLD || i == P_PP_RELEASE)) {
-			snprintf(s->why, sizeof(s->why), "light mode: attached in sampling windows");
+			snprintf(s->why, sizeof(s->why),
+				 "light mode: attached in sampling windows");
 			continue;
 		}
 		s->link = bpf_program__attach(s->prog);

@@ -39,7 +39,8 @@ int parse_interval_ns(const char *s, uint64_t *out);
  * are attached for WINDOW every PERIOD. WINDOW from 1ms to 60s, PERIOD from
  * 100ms to 1h and at least twice WINDOW. 0 or -EINVAL.
  */
-#define DMT_SAMPLING_RANGE	"WINDOW/PERIOD, window 1ms..60s, period 100ms..1h and >= 2x window"
+#define DMT_SAMPLING_RANGE \
+	"WINDOW/PERIOD, window 1ms..60s, period 100ms..1h and >= 2x window"
 int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms);
 /* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);

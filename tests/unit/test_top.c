@@ -72,7 +72,8 @@ static void test_light_args(void **state)
 	assert_int_equal(parse_sampling("60s/1h", &w, &p), 0);
 	assert_int_equal(parse_sampling("0ms/10s", &w, &p), -EINVAL);	/* window too short */
 	assert_int_equal(parse_sampling("61s/1h", &w, &p), -EINVAL);	/* window too long */
-	assert_int_equal(parse_sampling("20ms/50ms", &w, &p), -EINVAL);	/* period too short */
+	/* period too short */
+	assert_int_equal(parse_sampling("20ms/50ms", &w, &p), -EINVAL);
 	assert_int_equal(parse_sampling("1s/1.5s", &w, &p), -EINVAL);	/* < 2x window */
 	assert_int_equal(parse_sampling("20ms/2h", &w, &p), -EINVAL);
 	assert_int_equal(parse_sampling("/10s", &w, &p), -EINVAL);
