@@ -49,8 +49,22 @@ testbed_traffic 4
 rc=$?
 testbed_wait
 [ $rc = 0 ] || fail "allow_sampled and exact holds in light mode: exit $rc ($(cat "$TMPD/a.err" "$TMPD/a.out"))"
+# a light recording carries the mode and which metrics were sampled:
+# gate --from applies the same rule
+testbed_traffic 3
+"$DMT" record --mode light --sampling 20ms/500ms -o "$TMPD/l.dmtrec" -d 2s 2>"$TMPD/r.err" ||
+	fail "record --mode light: $(cat "$TMPD/r.err")"
+testbed_wait
+"$DMT" report "$TMPD/l.dmtrec" >"$TMPD/report.txt" 2>&1 || fail "report: $(cat "$TMPD/report.txt")"
+grep -q "attach mode light" "$TMPD/report.txt" || fail "report does not say light: $(head -5 "$TMPD/report.txt")"
+"$DMT" gate --from "$TMPD/l.dmtrec" --spec "$TMPD/sampled.yaml" >/dev/null 2>"$TMPD/g.err"
+rc=$?
+[ $rc = 2 ] && grep -q "is sampled in this mode" "$TMPD/g.err" ||
+	fail "gate --from a light recording: exit $rc, $(cat "$TMPD/g.err")"
+"$DMT" gate --from "$TMPD/l.dmtrec" --spec "$TMPD/allowed.yaml" >"$TMPD/g2.out" 2>&1 ||
+	fail "gate --from with allow_sampled: $(cat "$TMPD/g2.out")"
 "$DMT" gate --mode heavy --spec "$TMPD/allowed.yaml" --duration 1s 2>"$TMPD/b.err"
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$TMPD/b.err")" -le 2 ] && grep -q "bad --mode 'heavy'" "$TMPD/b.err" ||
 	fail "bad --mode: exit $rc, $(cat "$TMPD/b.err")"
-pass "gate --mode light refuses sampled metrics unless allowed, gates exact ones"
+pass "gate --mode light and gate --from a light recording refuse sampled metrics unless allowed, gate exact ones"
