@@ -28,6 +28,12 @@ const volatile __u64 io_uring_alloc_fn = 0;	/* io_pp_zc_alloc_netmems */
 const volatile bool binding_free_takes_work = false;
 /* devmem tracepoints attached: they own the binding counters */
 const volatile bool use_devmem_tp = false;
+/*
+ * Light mode with the devmem_alloc tracepoint: a devmem pool's refill batch
+ * is the niov count of one provider call (exact, one event per refill), and
+ * that call locates the pool; the sampling windows leave devmem pools alone.
+ */
+const volatile bool light_devmem_refill = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -294,6 +300,8 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 		v->hold_cnt = hold;
 	}
 	note_kind(v, netmem);
+	if (light_devmem_refill && (v->flags & DMT_POOL_DEVMEM))
+		return 0;
 
 	/*
 	 * Refill batches. A refill that fills the alloc cache increments
@@ -755,6 +763,14 @@ int BPF_PROG(dm_alloc, const struct page_pool *pool,
 	__sync_fetch_and_add(&v->alloc_niovs, count);
 	v->free_niovs_tp = free_niovs;
 	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
+	if (light_devmem_refill && pool) {
+		struct dmt_pool *pv = pool_find(pool, (__u64)pool);
+
+		if (!pv)
+			pv = pool_new(pool, BPF_CORE_READ(pool, pages_state_hold_cnt), 0, true);
+		if (pv && count)
+			batch_add(&pv->refill, count);
+	}
 	return 0;
 }
 
@@ -1153,5 +1169,62 @@ int BPF_PROG(tok_dontneed_exit)
 	if (n)
 		log2_add(&st->dontneed_ns_token, delta / n);
 	bpf_map_delete_elem(&tok_dn_tid, &tid);
+	return 0;
+}
+
+/* ---- light mode: the pool's own counters, read at snapshot time -------- */
+
+/* Output of light_read, read by user space right after the test run. */
+struct dmt_light_read light_out = {};
+
+/*
+ * Run on demand by user space (BPF_PROG_TEST_RUN; arguments: the pool's
+ * address and its netlink id) for a pool it found in our maps. Never reads
+ * a freed pool: page_pool_release (pp_destroy) fires before the kernel frees
+ * a pool and sets DMT_POOL_GONE in the pool's entry first, so
+ *  - a pool already marked GONE is not read;
+ *  - the flags are fetched again after the read, with fully ordered atomic
+ *    fetches around it: if the pool was freed before or while we read, its
+ *    GONE flag was set before that free and the second fetch sees it, and
+ *    the values are discarded (the tracepoint's final values stand);
+ *  - the pool's own id must match, so a new pool at a reused address whose
+ *    entry we have not replaced yet is never taken for the old one.
+ * bpf_probe_read_kernel() itself never faults the kernel.
+ */
+SEC("raw_tp")
+int light_read(__u64 *ctx)
+{
+	const struct page_pool *pool = (const void *)ctx[0];
+	__u32 id = (__u32)ctx[1];
+	struct dmt_light_read o = {};
+	struct dmt_pool *v;
+	__u32 idx = id & (DMT_POOL_SLOTS - 1);
+	__u64 key = ctx[0];
+	__u32 f1, f2;
+
+	v = bpf_map_lookup_elem(&pool_slots, &idx);
+	if (!v || v->addr != key)
+		v = bpf_map_lookup_elem(&pools, &key);
+	if (!v) {
+		o.status = DMT_LIGHT_NOENT;
+		goto out;
+	}
+	f1 = __sync_fetch_and_or(&v->flags, 0);
+	if (f1 & DMT_POOL_GONE) {
+		o.status = DMT_LIGHT_GONE;
+		goto out;
+	}
+	o.id = BPF_CORE_READ(pool, user.id);
+	o.hold_cnt = BPF_CORE_READ(pool, pages_state_hold_cnt);
+	o.release_cnt = BPF_CORE_READ(pool, pages_state_release_cnt.counter);
+	f2 = __sync_fetch_and_or(&v->flags, 0);
+	if (f2 & DMT_POOL_GONE)
+		o.status = DMT_LIGHT_GONE;
+	else if (o.id != id)
+		o.status = DMT_LIGHT_STALE;
+	else
+		o.status = DMT_LIGHT_OK;
+out:
+	light_out = o;
 	return 0;
 }

@@ -126,6 +126,22 @@ struct dmt_walk {
 	__u32 pad;
 };
 
+/* Result of the light-mode counter read (light_read program). */
+enum dmt_light_status {
+	DMT_LIGHT_NONE = 0,
+	DMT_LIGHT_OK,		/* counters read from the live pool */
+	DMT_LIGHT_NOENT,	/* no entry for this pool in our maps */
+	DMT_LIGHT_GONE,		/* destroyed: the tracepoint's values stand */
+	DMT_LIGHT_STALE,	/* another pool at this address (id differs) */
+};
+
+struct dmt_light_read {
+	__u32 hold_cnt;
+	__u32 release_cnt;
+	__u32 id;
+	__u32 status;		/* enum dmt_light_status */
+};
+
 enum dmt_event_type {
 	DMT_EV_POOL_NEW = 1,
 	DMT_EV_POOL_RELEASE,	/* page_pool_release: a = inflight, b = hold, c = release */

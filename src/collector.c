@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/mman.h>
@@ -40,6 +41,7 @@ enum prog_group {
 	PG_TOK_TP,	/* frag token tracepoints (kernel-patches/0009) */
 	PG_TOK_FENTRY,	/* frag tokens: recvmsg, cmsg writer, DONTNEED */
 	PG_TOK,		/* frag tokens: socket destroy (both sources) */
+	PG_LIGHT,	/* light mode: pool counters read at snapshot time */
 };
 
 struct prog_desc {
@@ -79,6 +81,7 @@ enum prog_id {
 	P_TOK_CMSG_EXIT,
 	P_TOK_DONTNEED_ENTRY,
 	P_TOK_DONTNEED_EXIT,
+	P_LIGHT_READ,
 	P__COUNT,
 };
 
@@ -120,7 +123,31 @@ static const struct prog_desc progs[P__COUNT] = {
 		PK_FENTRY, "sock_devmem_dontneed", PG_TOK_FENTRY },
 	[P_TOK_DONTNEED_EXIT] = { "tok_dontneed_exit",
 		PK_FEXIT, "sock_devmem_dontneed", PG_TOK_FENTRY },
+	[P_LIGHT_READ] = { "light_read", PK_RUN, "page_pool", PG_LIGHT },
 };
+
+/*
+ * Programs that run once per page or niov: light mode never keeps them
+ * attached (pp_hold/pp_release only inside its sampling windows).
+ */
+static bool per_item_prog(enum prog_id id)
+{
+	return id == P_PP_HOLD || id == P_PP_RELEASE || id == P_MP_RELEASE_ENTRY ||
+	       id == P_MP_RELEASE_EXIT || id == P_DM_NIOV_FREE;
+}
+
+/*
+ * Frag token programs run once per token handed out or returned, or once
+ * per TCP recvmsg of every socket: their cost grows with the packet rate,
+ * so light mode leaves them off too (held_by_sockets is exact or nothing).
+ */
+static bool per_token_prog(enum prog_id id)
+{
+	return progs[id].group == PG_TOK_TP || progs[id].group == PG_TOK_FENTRY ||
+	       progs[id].group == PG_TOK;
+}
+
+#define LIGHT_NO_TOKENS "per-token hook: not attached in light mode"
 
 #define N_PROGS P__COUNT
 
@@ -157,6 +184,13 @@ struct collector {
 	struct binding_memory *bindings;
 	uint64_t last_ts;
 	uint64_t seq;
+
+	/* light mode */
+	bool light;
+	uint64_t window_ns, period_ns;
+	uint64_t last_window;		/* CLOCK_MONOTONIC of the last window's start */
+	uint64_t windows;		/* sampling windows run */
+	uint64_t light_stale;		/* reads discarded by the generation check */
 
 	collector_event_fn ev_cb;
 	void *ev_ctx;
@@ -286,7 +320,10 @@ static void probe_all(struct collector *c)
 			}
 			break;
 		case PK_RUN:
-			if (!c->have_devmem) {
+			if (d->group == PG_LIGHT && !c->light) {
+				snprintf(s->why, sizeof(s->why), "light mode only");
+				err = -ENOENT;
+			} else if (d->group == PG_WALK && !c->have_devmem) {
 				snprintf(s->why, sizeof(s->why),
 					 "kernel has no devmem (CONFIG_NET_DEVMEM)");
 				err = -ENOENT;
@@ -472,6 +509,7 @@ static int open_and_load(struct collector *c)
 		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
 		c->skel->rodata->use_devmem_tp = false;
 		c->skel->rodata->tok_fallback = c->tok_fallback;
+		c->skel->rodata->light_devmem_refill = c->light && c->ps[P_DM_ALLOC].wanted;
 		for (size_t i = 0; i < N_PROGS; i++) {
 			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
 									 progs[i].name);
@@ -523,6 +561,12 @@ static void attach_all(struct collector *c)
 		s->loaded = s->wanted;
 		if (!s->wanted || progs[i].kind == PK_RUN)
 			continue;
+		/* light mode: attached only inside sampling windows */
+		if (c->light && (i == P_PP_HOLD || i == P_PP_RELEASE)) {
+			snprintf(s->why, sizeof(s->why),
+				 "light mode: attached in sampling windows");
+			continue;
+		}
 		s->link = bpf_program__attach(s->prog);
 		if (!s->link) {
 			snprintf(s->why, sizeof(s->why), "attach %s failed: %s", progs[i].target,
@@ -601,13 +645,19 @@ static void tokens_availability(const struct collector *c, struct dmt_availabili
 		  why_not(c, attached(c, P_TOK_DONTNEED_ENTRY) ? P_TOK_DONTNEED_EXIT :
 			  P_TOK_DONTNEED_ENTRY));
 }
+static void fill_availability_light(const struct collector *c, struct dmt_availability *av);
 
 /* Which metrics the attached programs can give: one place, used everywhere. */
 static void fill_availability(const struct collector *c, struct dmt_availability *av)
 {
-	bool tp = c->mode == DMT_MODE_DEVMEM_TP;
+	bool tp = attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE);
 	bool walk = c->ps[P_WALK_BINDING].loaded;
 	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
+
+	if (c->light) {
+		fill_availability_light(c, av);
+		return;
+	}
 
 	set_avail(&av[DMT_M_POOL_HOLDS], attached(c, P_PP_HOLD), "tp_btf/page_pool_state_hold",
 		  why_not(c, P_PP_HOLD));
@@ -660,6 +710,91 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 				  why_not(c, P_MP_ALLOC_EXIT));
 		if (tp && attached(c, P_DM_ALLOC))
 			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true, "tp_btf/devmem_alloc", "");
+		else
+			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, P_MP_ALLOC_EXIT),
+				  "fexit/mp_dmabuf_devmem_alloc_netmems",
+				  why_not(c, P_MP_ALLOC_EXIT));
+		if (tp && attached(c, P_DM_FREE))
+			set_avail(&av[DMT_M_BIND_LEAKS], true, "tp_btf/devmem_binding_unbind/free",
+				  "");
+		else
+			set_avail(&av[DMT_M_BIND_LEAKS], attached(c, P_UNBIND_ENTRY) &&
+				  attached(c, P_BINDING_FREE_ENTRY),
+				  "fentry/net_devmem_unbind_dmabuf + binding free",
+				  why_not(c, P_BINDING_FREE_ENTRY));
+		if (tp && attached(c, P_DM_DONTNEED))
+			set_avail(&av[DMT_M_DONTNEED_TOKENS], true, "tp_btf/devmem_dontneed", "");
+		else
+			set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, P_DONTNEED_EXIT),
+				  "fexit/sock_devmem_dontneed", why_not(c, P_DONTNEED_EXIT));
+	}
+	set_avail(&av[DMT_M_NETLINK], c->nl != NULL, "netdev genl page-pool-get", c->nl_why);
+}
+
+/*
+ * Light mode: what is exact (read at snapshot time, or one event per call),
+ * what is sampled (the per-page tracepoints inside the sampling windows) and
+ * what is unavailable (needs a per-niov hook).
+ */
+static void fill_availability_light(const struct collector *c, struct dmt_availability *av)
+{
+	bool tp = attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE);
+	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
+	const char *per_niov = "per-niov hook: not attached in light mode";
+	char sampled[64];
+
+	snprintf(sampled, sizeof(sampled), "page_pool_state_hold %llums every %llums",
+		 (unsigned long long)(c->window_ns / 1000000),
+		 (unsigned long long)(c->period_ns / 1000000));
+	set_avail(&av[DMT_M_POOL_HOLDS], true, "pool->pages_state_hold_cnt at snapshot", "");
+	set_avail(&av[DMT_M_POOL_RELEASES], true, "pool->pages_state_release_cnt at snapshot",
+		  "");
+	set_avail(&av[DMT_M_POOL_INFLIGHT], true, "pool hold - release counters at snapshot", "");
+	if (attached(c, P_DM_ALLOC))
+		snprintf(sampled, sizeof(sampled), "devmem: devmem_alloc; pages: hold tp %ums/%ums",
+			 (unsigned int)(c->window_ns / 1000000),
+			 (unsigned int)(c->period_ns / 1000000));
+	/* sampled as a whole as soon as any pool's batches are */
+	set_avail(&av[DMT_M_POOL_REFILL], true, sampled, "");
+	av[DMT_M_POOL_REFILL].sampled = true;
+	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, P_PP_DESTROY), "tp_btf/page_pool_release",
+		  why_not(c, P_PP_DESTROY));
+	set_avail(&av[DMT_M_POOL_NID], attached(c, P_PP_NID), "tp_btf/page_pool_update_nid",
+		  why_not(c, P_PP_NID));
+	if (!c->have_devmem) {
+		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
+			set_avail(&av[m], false, "", nodev);
+		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", nodev);
+		set_avail(&av[DMT_M_DONTNEED_COST], false, "", nodev);
+	} else {
+		if (tp)
+			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
+		else
+			set_avail(&av[DMT_M_BIND_LIFECYCLE],
+				  attached(c, P_BIND_EXIT) && attached(c, P_BINDING_FREE_ENTRY),
+				  "fexit/net_devmem_bind_dmabuf", why_not(c, P_BIND_EXIT));
+		set_avail(&av[DMT_M_BIND_OCCUPANCY], c->ps[P_WALK_BINDING].loaded,
+			  "binding walk at snapshot", why_not(c, P_WALK_BINDING));
+		set_avail(&av[DMT_M_BIND_IN_POOLS], true, "sum of the binding's pools' inflight",
+			  "");
+		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "", LIGHT_NO_TOKENS);
+		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", LIGHT_NO_TOKENS);
+		set_avail(&av[DMT_M_DONTNEED_COST], false, "", LIGHT_NO_TOKENS);
+		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
+			  attached(c, P_MP_ALLOC_ENTRY) && attached(c, P_MP_ALLOC_EXIT),
+			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
+			  why_not(c, P_MP_ALLOC_EXIT));
+		set_avail(&av[DMT_M_BIND_FREE_LATENCY], false, "", per_niov);
+		if (tp && attached(c, P_DM_ALLOC_FAIL))
+			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], true, "tp_btf/devmem_alloc_fail", "");
+		else
+			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, P_MP_ALLOC_EXIT),
+				  "fexit/mp_dmabuf_devmem_alloc_netmems",
+				  why_not(c, P_MP_ALLOC_EXIT));
+		/* niov frees: the binding's pools' release counters */
+		if (tp && attached(c, P_DM_ALLOC))
+			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true,
+				  "tp_btf/devmem_alloc; frees: pool counters", "");
 		else
 			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, P_MP_ALLOC_EXIT),
 				  "fexit/mp_dmabuf_devmem_alloc_netmems",
@@ -739,6 +874,11 @@ struct collector *collector__new(const struct collector_opts *opts)
 		goto err_msg;
 	}
 	c->have_devmem = btf_has(c->vmlinux, "net_devmem_dmabuf_binding", BTF_KIND_STRUCT);
+	c->light = c->opts.force_mode == DMT_MODE_LIGHT;
+	c->window_ns = (c->opts.light_window_ms ? c->opts.light_window_ms :
+			DMT_LIGHT_WINDOW_MS) * 1000000ULL;
+	c->period_ns = (c->opts.light_period_ms ? c->opts.light_period_ms :
+			DMT_LIGHT_PERIOD_MS) * 1000000ULL;
 	coll_log(c, 1, "kernel devmem support: %s", c->have_devmem ? "yes" : "no");
 	read_kallsyms(c);
 	probe_all(c);
@@ -758,6 +898,18 @@ struct collector *collector__new(const struct collector_opts *opts)
 
 	prefer_devmem_tracepoints(c);
 	choose_token_source(c);
+	if (c->light) {
+		for (size_t i = 0; i < N_PROGS; i++) {
+			bool tok = per_token_prog(i);
+
+			if ((!per_item_prog(i) && !tok) || i == P_PP_HOLD || i == P_PP_RELEASE ||
+			    !c->ps[i].wanted)
+				continue;
+			c->ps[i].wanted = false;
+			snprintf(c->ps[i].why, sizeof(c->ps[i].why), "%s",
+				 tok ? LIGHT_NO_TOKENS : "per-niov hook: not attached in light mode");
+		}
+	}
 	err = open_and_load(c);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot load BPF programs: %s%s",
@@ -767,13 +919,24 @@ struct collector *collector__new(const struct collector_opts *opts)
 		goto err_msg;
 	}
 	attach_all(c);
-	if (!attached(c, P_PP_HOLD) || !attached(c, P_PP_RELEASE)) {
+	if (c->light && (!c->ps[P_LIGHT_READ].loaded || !attached(c, P_PP_DESTROY) ||
+			 !c->ps[P_PP_HOLD].loaded || !c->ps[P_PP_RELEASE].loaded)) {
+		err = -ENOENT;
+		snprintf(why, sizeof(why), "light mode needs the page_pool_release tracepoint "
+			 "and the counter reader: %s",
+			 !c->ps[P_LIGHT_READ].loaded ? why_not(c, P_LIGHT_READ) :
+			 why_not(c, P_PP_DESTROY));
+		goto err_msg;
+	}
+	if (!c->light && (!attached(c, P_PP_HOLD) || !attached(c, P_PP_RELEASE))) {
 		err = -ENOENT;
 		snprintf(why, sizeof(why), "cannot attach the page_pool tracepoints: %s",
 			 why_not(c, attached(c, P_PP_HOLD) ? P_PP_RELEASE : P_PP_HOLD));
 		goto err_msg;
 	}
-	if (attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE))
+	if (c->light)
+		c->mode = DMT_MODE_LIGHT;
+	else if (attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE))
 		c->mode = DMT_MODE_DEVMEM_TP;
 	else if (attached(c, P_MP_ALLOC_EXIT) || attached(c, P_BIND_EXIT))
 		c->mode = DMT_MODE_FENTRY;
@@ -872,6 +1035,78 @@ static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
 
 #define READ_ONCE_U64(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/*
+ * Light mode: one sampling window. The per-page tracepoints are attached
+ * for window_ns: they find the pools that have traffic (their address,
+ * identity, provider) and sample refill batches. A refill still open when
+ * the window closes is dropped, never counted short.
+ */
+static void light_window(struct collector *c)
+{
+	struct timespec ts = { .tv_sec = c->window_ns / 1000000000ULL,
+			       .tv_nsec = c->window_ns % 1000000000ULL };
+	enum prog_id ids[2] = { P_PP_HOLD, P_PP_RELEASE };
+
+	c->last_window = now_mono_ns();
+	for (int k = 0; k < 2; k++) {
+		struct prog_state *ps = &c->ps[ids[k]];
+
+		ps->link = bpf_program__attach(ps->prog);
+		if (!ps->link)
+			coll_log(c, 1, "window: attach %s failed: %s", progs[ids[k]].name,
+				 strerror(errno));
+	}
+	nanosleep(&ts, NULL);
+	for (int k = 0; k < 2; k++) {
+		bpf_link__destroy(c->ps[ids[k]].link);
+		c->ps[ids[k]].link = NULL;
+	}
+	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++)
+		if (READ_ONCE_U64(c->slots[i].addr))
+			__atomic_store_n(&c->slots[i].batch_open, 0, __ATOMIC_RELAXED);
+	c->windows++;
+}
+
+/* Light mode: run light_read for the pool of map value v. */
+static int light_read(struct collector *c, const struct dmt_pool *v, struct dmt_light_read *o)
+{
+	__u64 args[2] = { v->addr, v->id };
+	LIBBPF_OPTS(bpf_test_run_opts, t, .ctx_in = args, .ctx_size_in = sizeof(args));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.light_read), &t))
+		return -errno;
+	*o = c->skel->bss->light_out;
+	return 0;
+}
+
+/*
+ * Light mode: the pool's counters as the kernel has them now. Its holds and
+ * releases count from the pool's creation (the base is 0), whichever came
+ * first of us and the pool. A pool destroyed meanwhile keeps the values its
+ * page_pool_release tracepoint gave (map value re-read by the caller).
+ */
+static bool light_pool(struct collector *c, struct dmt_pool *v)
+{
+	struct dmt_light_read o = {};
+	bool gone = false;
+
+	if (!(v->flags & DMT_POOL_GONE) && !light_read(c, v, &o)) {
+		if (o.status == DMT_LIGHT_OK) {
+			v->hold_cnt = o.hold_cnt;
+			v->release_cnt = o.release_cnt;
+		} else if (o.status == DMT_LIGHT_GONE) {
+			gone = true;
+		} else {
+			c->light_stale++;
+			coll_log(c, 2, "light read of pool %u at %#llx: status %u (read id %u)",
+				 v->id, (unsigned long long)v->addr, o.status, o.id);
+		}
+	}
+	v->hold_base = 0;
+	v->release_base = 0;
+	return gone;
+}
+
 static int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
 	int fd = bpf_map__fd(c->skel->maps.pools);
@@ -890,6 +1125,11 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 		memcpy(&v, &c->slots[i], sizeof(v));
 		if (!v.addr)
 			continue;
+		if (c->light && light_pool(c, &v)) {
+			/* destroyed while we looked: take the tracepoint's values */
+			memcpy(&v, &c->slots[i], sizeof(v));
+			v.hold_base = v.release_base = 0;
+		}
 		err = snapbuild_add_pool(s, &cap, &v);
 		if (err)
 			return err;
@@ -905,6 +1145,11 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;	/* deleted meanwhile */
+		if (c->light && light_pool(c, &v)) {
+			if (bpf_map_lookup_elem(fd, &key, &v))
+				continue;
+			v.hold_base = v.release_base = 0;
+		}
 		err = snapbuild_add_pool(s, &cap, &v);
 		if (err)
 			goto out;
@@ -934,6 +1179,10 @@ static int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	}
 	err = snapbuild_merge_netlink(s, nlp, n);
 	free(nlp);
+	/* light mode: a listed pool no window or per-call hook has located yet */
+	for (size_t i = 0; !err && c->light && i < s->n_pools; i++)
+		if (!s->pools[i].addr)
+			s->pools[i].counters_unknown = true;
 	/* the dump gives an ifindex in our netns: its name is ours to look up */
 	for (size_t i = 0; !err && i < s->n_pools; i++) {
 		struct dmt_pool_snap *p = &s->pools[i];
@@ -1153,7 +1402,7 @@ static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
 static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 {
 	struct snapbuild_addrs addrs = {};
-	bool in_pools_known = c->ps[P_PP_HOLD].attached;
+	bool in_pools_known = c->ps[P_PP_HOLD].attached || c->light;
 	int err;
 
 	if (!c->have_devmem)
@@ -1172,6 +1421,8 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 		if (b->held_tokens < 0 && !b->held_why)
 			binding_held(c, b, NULL);
 	}
+	if (!err && c->light)
+		snapbuild_light_niov_frees(s);
 	if (!err)
 		err = binding_memory__apply(c->bindings, s);
 	free(addrs.v);
@@ -1215,6 +1466,11 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	uint64_t t0 = now_mono_ns();
 	int err;
 
+	/* light mode: the window first, so the snapshot's time is its reads' */
+	if (c->light && (!c->windows || t0 - c->last_window >= c->period_ns)) {
+		light_window(c);
+		t0 = now_mono_ns();
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

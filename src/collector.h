@@ -60,6 +60,7 @@ enum dmt_held_why {
 
 struct dmt_availability {
 	bool available;
+	bool sampled;		/* available, but from sampling windows, not exact */
 	char source[64];	/* e.g. "tp_btf/page_pool_state_hold" */
 	char reason[160];	/* why unavailable, empty when available */
 };
@@ -69,6 +70,11 @@ enum dmt_attach_mode {
 	DMT_MODE_DEVMEM_TP = 0,		/* devmem tracepoints + page_pool tps */
 	DMT_MODE_FENTRY,		/* fentry/fexit + page_pool tps */
 	DMT_MODE_TP_ONLY,		/* page_pool tracepoints alone */
+	/*
+	 * No per-page/per-niov program attached: the pools' own counters read
+	 * at snapshot time, per-call hooks, sampled per-page windows.
+	 */
+	DMT_MODE_LIGHT,
 };
 
 enum dmt_pool_state {
@@ -97,6 +103,12 @@ struct dmt_pool_snap {
 	uint32_t binding_id;		/* devmem pools */
 	enum dmt_attr_src attr_src;	/* where ifindex came from */
 	bool netlink_listed;
+	/*
+	 * holds/releases not known: light mode lists a netlink-only pool it has
+	 * not located yet (its counters count from the pool's creation, so 0
+	 * would be wrong); JSON null, no Prometheus sample.
+	 */
+	bool counters_unknown;
 	enum dmt_pool_state state;
 	int nid;
 	uint32_t nid_changes;
@@ -204,6 +216,13 @@ struct collector_opts {
 	bool events;			/* keep the event ring buffer open */
 	bool enable_bpf_stats;		/* turn on kernel.bpf_stats_enabled */
 	/*
+	 * Light mode (force_mode == DMT_MODE_LIGHT): the per-page tracepoints
+	 * are attached for window_ms every period_ms to find pools by address
+	 * and sample refill batches. 0: the defaults below.
+	 */
+	unsigned int light_window_ms;
+	unsigned int light_period_ms;
+	/*
 	 * Where collector__new() puts its one-line reason when it fails
 	 * ("no kernel BTF (...)", "cannot load BPF programs: ..."). NULL: the
 	 * reason goes to log (level 0) instead.
@@ -211,6 +230,9 @@ struct collector_opts {
 	char *errbuf;
 	size_t errlen;
 };
+
+#define DMT_LIGHT_WINDOW_MS	20
+#define DMT_LIGHT_PERIOD_MS	10000
 
 struct collector;
 
@@ -235,6 +257,8 @@ struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 const char *dmt_metric_name(enum dmt_metric m);
 /* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
 const char *dmt_held_why_text(uint32_t why);
+/* "exact", "sampled" or "unavailable": how this mode measures a metric. */
+const char *dmt_avail_method(const struct dmt_availability *a);
 const char *dmt_mode_name(enum dmt_attach_mode m);
 const char *dmt_kind_name(enum dmt_pool_kind k);
 const char *dmt_pool_state_name(enum dmt_pool_state s);

@@ -61,6 +61,7 @@ enum {
 	/* self */
 	F_BUILD_INFO,
 	F_METRIC_AVAILABLE,
+	F_METRIC_METHOD,
 	F_PROG_ATTACHED,
 	F_BPF_STATS,
 	F_PROG_RUN_TIME,
@@ -188,6 +189,9 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_METRIC_AVAILABLE, "devmemtop_metric_available", "gauge",
 	    -1, EXPO_SELF, NULL,
 	    "Whether the collector can measure a metric on this kernel (1) or not (0, with the reason)."),
+	FAM(F_METRIC_METHOD, "devmemtop_metric_method_info", "gauge",
+	    -1, EXPO_SELF, NULL,
+	    "How this attach mode measures a metric: method exact, sampled or unavailable (value 1)."),
 	FAM(F_PROG_ATTACHED, "devmemtop_bpf_program_attached", "gauge",
 	    -1, EXPO_SELF, NULL,
 	    "Whether a BPF program is attached (1) or not (0)."),
@@ -455,10 +459,13 @@ static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
 	}
 	if (fam(w, s, F_POOL_HOLDS))
 		FOR_POOLS(p)
-			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->holds);
+			if (!p->counters_unknown)
+				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->holds);
 	if (fam(w, s, F_POOL_RELEASES))
 		FOR_POOLS(p)
-			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->releases);
+			if (!p->counters_unknown)
+				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
+						    p->releases);
 	if (fam(w, s, F_POOL_INFLIGHT))
 		FOR_POOLS(p)
 			promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->inflight);
@@ -702,6 +709,21 @@ static void render_self(struct promfmt *w, const struct expo_input *in)
 			};
 
 			promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, a->available);
+		}
+	}
+	/*
+	 * An info series to join on (group_left), not a label on every series:
+	 * a label would change each series' identity when the mode changes and
+	 * break rate() across the switch.
+	 */
+	if (fam(w, s, F_METRIC_METHOD)) {
+		for (int m = 0; m < DMT_M__COUNT; m++) {
+			struct prom_label l[2] = {
+				{ "metric", dmt_metric_name(m) },
+				{ "method", dmt_avail_method(&s->avail[m]) },
+			};
+
+			promfmt__sample_u64(w, NULL, l, 2, NULL, NULL, 1);
 		}
 	}
 	if (fam(w, s, F_PROG_ATTACHED))

@@ -587,6 +587,11 @@ static void usage(FILE *f)
 		"      --user USER          after attaching, run as USER with no capabilities\n"
 		"                           (default nobody when started as root)\n"
 		"      --keep-privileges    do not drop capabilities or switch user\n"
+		"  -m, --mode MODE          auto (default: every hook this kernel allows) or\n"
+		"                           light (no per-page hook: cost flat in the packet\n"
+		"                           rate; refill batches sampled)\n"
+		"      --sampling W/P       light mode: per-page hooks on for W every P\n"
+		"                           (default 20ms/10s)\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
 		"      --once               watch for one interval, print one scrape, exit\n"
@@ -599,6 +604,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_HTTP_TIMEOUT = 256,
+	OPT_SAMPLING,
 	OPT_MAX_CONNS,
 	OPT_BPF_STATS,
 	OPT_NO_NETLINK,
@@ -644,6 +650,8 @@ int cmd_export(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 		{ "no-netlink", no_argument, NULL, OPT_NO_NETLINK },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "sampling", required_argument, NULL, OPT_SAMPLING },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "list-metrics", no_argument, NULL, OPT_LIST },
 		{ "max-connections-per-client", required_argument, NULL, OPT_MAX_CONNS_CLIENT },
@@ -671,7 +679,7 @@ int cmd_export(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;	/* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, ":l:i:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":l:i:m:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			eo.listen = optarg;
@@ -721,6 +729,24 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_NO_NETLINK:
 			co.no_netlink = true;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto")) {
+				co.force_mode = -1;
+			} else if (!strcmp(optarg, "light")) {
+				co.force_mode = DMT_MODE_LIGHT;
+			} else {
+				fprintf(stderr, "devmemtop export: bad mode '%s': auto or light\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_SAMPLING:
+			if (parse_sampling(optarg, &co.light_window_ms, &co.light_period_ms)) {
+				fprintf(stderr, "devmemtop export: bad sampling '%s': "
+					DMT_SAMPLING_RANGE "\n", optarg);
+				return 2;
+			}
 			break;
 		case OPT_ONCE:
 			once = true;

@@ -44,6 +44,9 @@ static void gate_usage(FILE *f)
 		"      --baseline FILE       a previous --json result to compare with\n"
 		"      --html FILE           write an HTML page: thresholds, time series, histograms\n"
 		"      --max-regression P    allowed regression vs the baseline (default 10%%)\n"
+		"      --mode MODE           auto (default) or light: no per-page hook; sampled\n"
+		"                            metrics need 'allow_sampled: true' in the spec\n"
+		"      --sampling W/P        light mode: per-page hooks on for W every P\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"
 		"      --list-metrics        print the metric vocabulary\n"
 		"  -v, --verbose             more logging (repeat for more)\n"
@@ -65,6 +68,9 @@ struct gate_args {
 	uint64_t interval_ns;
 	uint64_t linger_ns;
 	bool check_only;
+	int force_mode;			/* -1 auto, DMT_MODE_LIGHT */
+	unsigned int light_window_ms;
+	unsigned int light_period_ms;
 	char **cmd;
 };
 
@@ -95,6 +101,8 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		{ "record", required_argument, NULL, 'r' },
 		{ "html", required_argument, NULL, 'H' },
 		{ "max-regression", required_argument, NULL, 'm' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "sampling", required_argument, NULL, 'W' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "list-metrics", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -104,6 +112,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 	int o;
 
 	a->max_regression = 10;
+	a->force_mode = -1;
 	optind = 1;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+s:d:i:l:f:vh", opts, NULL)) != -1) {
@@ -136,6 +145,22 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		case 'l':
 			if (parse_duration_ns(optarg, &a->linger_ns)) {
 				fprintf(stderr, "devmemtop gate: bad --linger '%s' (e.g. 3s)\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'M':
+			if (!strcmp(optarg, "light")) {
+				a->force_mode = DMT_MODE_LIGHT;
+			} else if (strcmp(optarg, "auto")) {
+				fprintf(stderr, "devmemtop gate: bad --mode '%s': auto or light\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'W':
+			if (parse_sampling(optarg, &a->light_window_ms, &a->light_period_ms)) {
+				fprintf(stderr, "devmemtop gate: bad --sampling '%s': "
+					DMT_SAMPLING_RANGE "\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -243,7 +268,9 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 		     struct dmt_availability *avail)
 {
 	struct collector_opts copts = { .log = dmt_log, .verbosity = dmt_verbosity,
-					.force_mode = -1, .events = !!a->record };
+					.force_mode = a->force_mode, .events = !!a->record,
+					.light_window_ms = a->light_window_ms,
+					.light_period_ms = a->light_period_ms };
 	struct live_ctx x = { .ev = ev };
 	struct run_opts ro = { .on_snapshot = live_snapshot, .on_event = live_event, .ctx = &x,
 			       .events = !!a->record };

@@ -103,6 +103,14 @@ int gate_eval__check_avail(const struct gate_spec *spec, const struct dmt_availa
 		const struct gate_check *c = &spec->checks[i];
 		const struct gm_def *d = gm_def(c->metric);
 
+		if (d->avail >= 0 && avail[d->avail].available && avail[d->avail].sampled &&
+		    !c->allow_sampled) {
+			/* a threshold is exact: a sample of the events may miss the bad one */
+			snprintf(msg, len, "%s:%d:%d: metric %s is sampled in this mode (%s), not "
+				 "exact (mark the entry 'allow_sampled: true' to gate it anyway)",
+				 spec->path, c->line, c->col, d->name, avail[d->avail].source);
+			return -EDOM;
+		}
 		if (d->avail < 0 || c->optional || avail[d->avail].available)
 			continue;
 		snprintf(msg, len, "%s:%d:%d: metric %s is unavailable on this kernel: %s "

@@ -584,6 +584,7 @@ static int parse_selectors(struct pctx *p, struct gate_check *c, const yaml_node
 		int64_t *ip = NULL, max = INT32_MAX;
 
 		if (!strcmp(key, "metric") || !strcmp(key, "optional") ||
+		    !strcmp(key, "allow_sampled") ||
 		    !strcmp(key, "expect") || !strcmp(key, "no_data"))
 			continue;
 		if (d->obj == GM_OBJ_GLOBAL)
@@ -644,8 +645,8 @@ static int unknown_metric(struct pctx *p, const yaml_node_t *n)
 static int parse_check(struct pctx *p, struct gate_check *c, const yaml_node_t *map)
 {
 	static const char *const keys[] = {
-		"metric", "optional", "no_data", "expect", "interface", "ifindex", "binding",
-		"pool", "kind", "queue", NULL,
+		"metric", "optional", "allow_sampled", "no_data", "expect", "interface",
+		"ifindex", "binding", "pool", "kind", "queue", NULL,
 	};
 	yaml_node_t *n, *exp;
 	int m;
@@ -668,6 +669,9 @@ static int parse_check(struct pctx *p, struct gate_check *c, const yaml_node_t *
 	c->metric = m;
 	n = map_get(p, map, "optional");
 	if (n && parse_bool_node(p, n, "optional", &c->optional))
+		return -EINVAL;
+	n = map_get(p, map, "allow_sampled");
+	if (n && parse_bool_node(p, n, "allow_sampled", &c->allow_sampled))
 		return -EINVAL;
 	n = map_get(p, map, "no_data");
 	if (n) {

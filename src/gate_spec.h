@@ -139,6 +139,7 @@ struct gate_check {
 	struct gate_selector sel;
 	char sel_str[160];	/* "interface=veth1,kind=pages" or "*" */
 	bool optional;
+	bool allow_sampled;	/* a sampled metric (light mode) may be gated */
 	bool no_data_skip;	/* "no_data: skip": no samples is SKIP, not FAIL */
 	int line, col;
 	size_t n_thresholds;

@@ -122,10 +122,17 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 	add_str(o, "state", dmt_pool_state_name(p->state));
 	json_object_object_add(o, "nid", json_object_new_int(p->nid));
 	add_u64(o, "nid_changes", p->nid_changes);
-	add_u64(o, "holds", p->holds);
-	add_u64(o, "releases", p->releases);
-	add_u64(o, "holds_page", p->holds_page);
-	add_u64(o, "holds_niov", p->holds_niov);
+	if (p->counters_unknown) {
+		json_object_object_add(o, "holds", NULL);
+		json_object_object_add(o, "releases", NULL);
+		json_object_object_add(o, "holds_page", NULL);
+		json_object_object_add(o, "holds_niov", NULL);
+	} else {
+		add_u64(o, "holds", p->holds);
+		add_u64(o, "releases", p->releases);
+		add_u64(o, "holds_page", p->holds_page);
+		add_u64(o, "holds_niov", p->holds_niov);
+	}
 	json_object_object_add(o, "hold_rate", json_object_new_double(p->hold_rate));
 	json_object_object_add(o, "release_rate", json_object_new_double(p->release_rate));
 	json_object_object_add(o, "inflight", json_object_new_int64(p->inflight));
@@ -254,6 +261,7 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 
 		json_object_object_add(a, "available", json_object_new_boolean(s->avail[m].available));
 		add_str(a, "source", s->avail[m].source);
+		add_str(a, "method", dmt_avail_method(&s->avail[m]));
 		json_object_object_add(a, "reason", s->avail[m].available ? NULL :
 				       s->avail[m].reason[0] ? json_name(s->avail[m].reason) :
 				       json_object_new_string(""));

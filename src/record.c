@@ -119,7 +119,8 @@ static void put_avail(struct rec_buf *b, const struct dmt_availability *a)
 {
 	put_u32(b, DMT_M__COUNT);
 	for (int i = 0; i < DMT_M__COUNT; i++) {
-		put_u8(b, a[i].available);
+		/* 2: available but sampled (light mode) */
+		put_u8(b, a[i].available ? (a[i].sampled ? 2 : 1) : 0);
 		put_str(b, a[i].source);
 		put_str(b, a[i].reason);
 	}
@@ -547,7 +548,12 @@ static void get_avail(struct rd *r, struct dmt_availability *a)
 	for (uint32_t i = 0; i < n && !r->err; i++) {
 		struct dmt_availability tmp, *d = i < DMT_M__COUNT ? &a[i] : &tmp;
 
-		d->available = get_bool(r, "availability");
+		uint8_t v = get_u8(r, "availability");
+
+		if (v > 2)
+			rd_fail(r, "availability is %u, not 0, 1 or 2", v);
+		d->available = v >= 1;
+		d->sampled = v == 2;
 		get_str(r, d->source, sizeof(d->source), "availability source");
 		get_str(r, d->reason, sizeof(d->reason), "availability reason");
 	}
@@ -750,7 +756,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->wall_ns = get_u64(&r, "snapshot");
 	s->interval_s = get_f64(&r, "snapshot");
 	s->seq = get_u64(&r, "snapshot");
-	s->mode = get_enum(&r, get_u32(&r, "snapshot"), DMT_MODE_TP_ONLY, "attach mode");
+	s->mode = get_enum(&r, get_u32(&r, "snapshot"), DMT_MODE_LIGHT, "attach mode");
 	has_avail = get_u8(&r, "snapshot");
 	if (has_avail == 1)
 		get_avail(&r, s->avail);
@@ -823,7 +829,7 @@ static int decode_meta(const uint8_t *p, size_t len, struct rec_meta *m, char *w
 	m->start_wall_ns = get_u64(&r, "meta");
 	m->start_mono_ns = get_u64(&r, "meta");
 	m->interval_ns = get_u64(&r, "meta");
-	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_TP_ONLY, "attach mode");
+	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_LIGHT, "attach mode");
 	get_avail(&r, m->avail);
 	n = get_count(&r, 2, REC_MAX_PROBE_LOG, "probe log line");
 	if (!r.err && n) {

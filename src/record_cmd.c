@@ -46,6 +46,8 @@ static void record_usage(FILE *f)
 		"      --kernel-addresses keep kernel addresses (pool addresses, the kallsyms\n"
 		"                         line of the probe log) in the file; by default they\n"
 		"                         are pseudonymised or hidden. The file is mode 0600\n"
+		"      --mode MODE        auto (default) or light: no per-page hook\n"
+		"      --sampling W/P     light mode: per-page hooks on for W every P\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -73,6 +75,8 @@ int cmd_record(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "linger", required_argument, NULL, 'l' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "sampling", required_argument, NULL, 'W' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "kernel-addresses", no_argument, NULL, 'K' },
@@ -117,6 +121,23 @@ int cmd_record(int argc, char **argv)
 			if (parse_duration_ns(optarg, &ro.linger_ns)) {
 				fprintf(stderr, "devmemtop record: bad --linger '%s' (e.g. 3s)\n",
 					optarg);
+				return EXIT_REC_ERROR;
+			}
+			break;
+		case 'M':
+			if (!strcmp(optarg, "light")) {
+				copts.force_mode = DMT_MODE_LIGHT;
+			} else if (strcmp(optarg, "auto")) {
+				fprintf(stderr, "devmemtop record: bad --mode '%s': auto or light\n",
+					optarg);
+				return EXIT_REC_ERROR;
+			}
+			break;
+		case 'W':
+			if (parse_sampling(optarg, &copts.light_window_ms,
+					   &copts.light_period_ms)) {
+				fprintf(stderr, "devmemtop record: bad --sampling '%s': "
+					DMT_SAMPLING_RANGE "\n", optarg);
 				return EXIT_REC_ERROR;
 			}
 			break;

@@ -278,6 +278,19 @@ void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known)
 		b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
 }
 
+void snapbuild_light_niov_frees(struct dmt_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_bindings; i++) {
+		struct dmt_binding_snap *b = &s->bindings[i];
+
+		b->free_niovs_count = 0;
+		for (size_t j = 0; j < s->n_pools; j++)
+			if (s->pools[j].kind == DMT_KIND_DEVMEM &&
+			    s->pools[j].binding_id == b->id)
+				b->free_niovs_count += s->pools[j].releases;
+	}
+}
+
 /* ---- binding memory ------------------------------------------------------ */
 
 struct binding_memo {
@@ -400,7 +413,8 @@ int rate_tracker__apply(struct rate_tracker *rt, struct dmt_snapshot *s)
 		next[i].releases = s->pools[i].releases;
 		next[i].ts_ns = s->ts_ns;
 	}
-	qsort(next, s->n_pools, sizeof(*next), cmp_prev);
+	if (s->n_pools)
+		qsort(next, s->n_pools, sizeof(*next), cmp_prev);
 	free(rt->prev);
 	rt->prev = next;
 	rt->n_prev = s->n_pools;

@@ -69,6 +69,13 @@ void snapbuild_apply_walk(struct dmt_binding_snap *b, const struct dmt_walk *w,
 void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known);
 
 /*
+ * Light mode: a binding's niov frees are its devmem pools' releases (each
+ * release of a niov by a pool is one niov back to the binding), from the
+ * pools' own counters.
+ */
+void snapbuild_light_niov_frees(struct dmt_snapshot *s);
+
+/*
  * What the builder remembers of a binding between snapshots: its layout.
  * Only the walk reads it, and a freed binding can no longer be walked, so
  * its last snapshot would say "unknown" where the earlier ones knew.

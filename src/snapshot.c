@@ -92,6 +92,13 @@ const char *dmt_metric_name(enum dmt_metric m)
 	return m < DMT_M__COUNT ? metric_names[m] : "unknown";
 }
 
+const char *dmt_avail_method(const struct dmt_availability *a)
+{
+	if (!a->available)
+		return "unavailable";
+	return a->sampled ? "sampled" : "exact";
+}
+
 const char *dmt_mode_name(enum dmt_attach_mode m)
 {
 	switch (m) {
@@ -101,6 +108,8 @@ const char *dmt_mode_name(enum dmt_attach_mode m)
 		return "fentry";
 	case DMT_MODE_TP_ONLY:
 		return "tracepoint-only";
+	case DMT_MODE_LIGHT:
+		return "light";
 	}
 	return "unknown";
 }

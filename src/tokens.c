@@ -46,7 +46,8 @@ static const struct dmt_holder *holder_find(const struct dmt_holder *h, size_t n
 
 static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *out)
 {
-	qsort(toks, n, sizeof(*toks), cmp_by_niov);
+	if (n)	/* qsort(NULL, 0) is undefined behaviour */
+		qsort(toks, n, sizeof(*toks), cmp_by_niov);
 	for (size_t i = 0; i < n; i++) {
 		struct tok_binding_held *b;
 		bool new_niov = !i || cmp_by_niov(&toks[i - 1], &toks[i]);
@@ -71,7 +72,8 @@ static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *
 static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_holder *holders,
 			 size_t nh, uint64_t now_ns, struct tok_agg *out)
 {
-	qsort(toks, n, sizeof(*toks), cmp_by_socket);
+	if (n)
+		qsort(toks, n, sizeof(*toks), cmp_by_socket);
 	for (size_t i = 0; i < n; i++) {
 		const struct dmt_tok_entry *t = &toks[i];
 		struct dmt_holder_snap *h;
@@ -106,7 +108,8 @@ static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_
 		if (age > h->oldest_age_ns)
 			h->oldest_age_ns = age;
 	}
-	qsort(out->holders, out->n_holders, sizeof(*out->holders), cmp_holder);
+	if (out->n_holders)
+		qsort(out->holders, out->n_holders, sizeof(*out->holders), cmp_holder);
 	return 0;
 }
 

@@ -48,7 +48,9 @@ static void usage(FILE *f)
 "  -I, --iface NAME     only pools and bindings of this interface (name or ifindex)\n"
 "  -B, --binding ID     only this dmabuf binding and its pools\n"
 "  -s, --sort KEY       holds (default), inflight, id, batch, iface\n"
-"  -m, --mode MODE      auto (default), fentry, tp: cap the attach mode\n"
+"  -m, --mode MODE      auto (default), fentry, tp: cap the attach mode; light: no\n"
+"                       per-page hook (counters read at snapshot, sampled batches)\n"
+"      --sampling W/P   light mode: per-page hooks on for W every P (default 20ms/10s)\n"
 "      --no-netlink     do not query the netdev netlink family\n"
 "      --bpf-stats      enable kernel BPF run-time stats while running\n"
 "  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
@@ -71,6 +73,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 		{ "mode", required_argument, NULL, 'm' },
 		{ "no-netlink", no_argument, NULL, 'N' },
 		{ "bpf-stats", no_argument, NULL, 'S' },
+		{ "sampling", required_argument, NULL, 'W' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -140,13 +143,23 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 				o->force_mode = DMT_MODE_FENTRY;
 			else if (!strcmp(optarg, "tp"))
 				o->force_mode = DMT_MODE_TP_ONLY;
+			else if (!strcmp(optarg, "light"))
+				o->force_mode = DMT_MODE_LIGHT;
 			else {
-				snprintf(err, errlen, "bad mode '%s': auto, fentry or tp", optarg);
+				snprintf(err, errlen, "bad mode '%s': auto, fentry, tp or light",
+					 optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'N':
 			o->no_netlink = true;
+			break;
+		case 'W':
+			if (parse_sampling(optarg, &o->light_window_ms, &o->light_period_ms)) {
+				snprintf(err, errlen, "bad sampling '%s': " DMT_SAMPLING_RANGE,
+					 optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'S':
 			o->bpf_stats = true;
@@ -319,7 +332,8 @@ static size_t select_pools(const struct top_opts *o, const struct dmt_snapshot *
 		if (top_pool_match(o, &s->pools[i]))
 			out[n++] = &s->pools[i];
 	g_sort = o->sort;
-	qsort(out, n, sizeof(*out), cmp_pool);
+	if (n)
+		qsort(out, n, sizeof(*out), cmp_pool);
 	return n;
 }
 
@@ -446,6 +460,20 @@ void top_unavailable_summary(const struct dmt_snapshot *s, char *buf, size_t len
 	}
 }
 
+/* "pool_refill_batch (page_pool_state_hold 20ms every 10000ms)": sampled metrics. */
+void top_sampled_summary(const struct dmt_snapshot *s, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < DMT_M__COUNT && off < len; m++) {
+		if (!s->avail[m].available || !s->avail[m].sampled)
+			continue;
+		off += snprintf(buf + off, len - off, "%s%s (%s)", off ? "; " : "",
+				dmt_metric_name(m), s->avail[m].source);
+	}
+}
+
 static double binding_alloc_rate(const struct dmt_binding_snap *b, const struct dmt_snapshot *prev,
 				 double dt)
 {
@@ -544,6 +572,9 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	top_unavailable_summary(s, unav, sizeof(unav));
 	if (unav[0])
 		lines_add(l, "Unavailable: %s", unav);
+	top_sampled_summary(s, unav, sizeof(unav));
+	if (unav[0])
+		lines_add(l, "Sampled: %s", unav);
 	if (o->iface[0] || o->binding) {
 		char bid[24] = "", ifc[4 * DMT_IFNAMSIZ];
 
@@ -753,6 +784,8 @@ int cmd_top(int argc, char **argv)
 	copts.log = log_to_stderr;
 	copts.verbosity = o.verbose;
 	copts.force_mode = o.force_mode;
+	copts.light_window_ms = o.light_window_ms;
+	copts.light_period_ms = o.light_period_ms;
 	copts.no_netlink = o.no_netlink;
 	copts.enable_bpf_stats = o.bpf_stats;
 	copts.events = !o.json;		/* the view lists recent events */

@@ -28,6 +28,8 @@ struct top_opts {
 	uint32_t binding;
 	enum top_sort sort;
 	int force_mode;		/* -1 auto */
+	unsigned int light_window_ms;	/* --sampling, 0 default */
+	unsigned int light_period_ms;
 	int verbose;
 };
 
@@ -39,6 +41,8 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 bool top_pool_match(const struct top_opts *o, const struct dmt_pool_snap *p);
 bool top_binding_match(const struct top_opts *o, const struct dmt_binding_snap *b);
 void top_unavailable_summary(const struct dmt_snapshot *s, char *buf, size_t len);
+/* Metrics this mode samples instead of counting exactly, with how; "" none. */
+void top_sampled_summary(const struct dmt_snapshot *s, char *buf, size_t len);
 /* One line of text for an event from the ring buffer. */
 void top_event_format(const struct dmt_event *e, char *buf, size_t len);
 

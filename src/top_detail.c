@@ -474,8 +474,9 @@ static void batch_section(struct pane *p, const struct dmt_snapshot *s,
 	}
 	hist_batch_quantile(h, 0.5, &q50);
 	hist_batch_quantile(h, 0.99, &q99);
-	add(p, 1, "Refill batches since start: %llu refills, mean %.1f, p50 %llu, p99 %llu, "
-	    "max %llu", (unsigned long long)h->count, hist_batch_mean(h),
+	add(p, 1, "Refill batches %s: %llu refills, mean %.1f, p50 %llu, p99 %llu, "
+	    "max %llu", s->avail[DMT_M_POOL_REFILL].sampled ? "(sampled)" : "since start",
+	    (unsigned long long)h->count, hist_batch_mean(h),
 	    (unsigned long long)q50, (unsigned long long)q99,
 	    (unsigned long long)hist_batch_max(h));
 	for (int i = 0; i <= DMT_BATCH_MAX; i++) {

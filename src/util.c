@@ -72,6 +72,26 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
+int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms)
+{
+	const char *slash = s ? strchr(s, '/') : NULL;
+	uint64_t w, p;
+	char wbuf[32];
+
+	if (!slash || (size_t)(slash - s) >= sizeof(wbuf))
+		return -EINVAL;
+	memcpy(wbuf, s, slash - s);
+	wbuf[slash - s] = '\0';
+	if (parse_duration_ns(wbuf, &w) || parse_duration_ns(slash + 1, &p))
+		return -EINVAL;
+	if (w < 1000000ULL || w > 60000000000ULL || p < 100000000ULL ||
+	    p > 3600000000000ULL || p < 2 * w)
+		return -EINVAL;
+	*window_ms = w / 1000000;
+	*period_ms = p / 1000000;
+	return 0;
+}
+
 int parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;

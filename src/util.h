@@ -34,6 +34,14 @@ int parse_duration_ns(const char *s, uint64_t *out);
 #define DMT_INTERVAL_MAX_NS	3600000000000ULL	/* 1h */
 #define DMT_INTERVAL_RANGE	"a duration from 10ms to 1h"
 int parse_interval_ns(const char *s, uint64_t *out);
+/*
+ * Light mode's sampling: "WINDOW/PERIOD" ("20ms/10s"): the per-page hooks
+ * are attached for WINDOW every PERIOD. WINDOW from 1ms to 60s, PERIOD from
+ * 100ms to 1h and at least twice WINDOW. 0 or -EINVAL.
+ */
+#define DMT_SAMPLING_RANGE \
+	"WINDOW/PERIOD, window 1ms..60s, period 100ms..1h and >= 2x window"
+int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms);
 /* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
 

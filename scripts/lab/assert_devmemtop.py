@@ -228,6 +228,61 @@ def fentry_vs_tracepoints(c, d):
     c.check(name, bool(seen) and not diffs, "; ".join(seen), "; ".join(diffs))
 
 
+def light_vs_tracepoints(c, d):
+    """A third devmemtop ran -m light through the bulk run. At the idle,
+    bound point its last snapshot must agree with the tracepoint mode's on
+    the devmem pool's inflight, holds and releases (light counts from the
+    pool's creation; both were attached before the bind, so both saw it),
+    on the binding's occupancy, and on the devmem pool's refill batch sizes
+    (light: one devmem_alloc event per refill). Skipped, not failed, when
+    the light run is missing or did not run (devmemtop-light.rc)."""
+    name = "devmemtop -m light agrees with the tracepoint mode"
+    rc = os.path.join(d, "devmemtop-light.rc")
+    if not os.path.exists(rc):
+        c.skip(name, "no -m light run in this scenario's output")
+        return
+    with open(rc) as f:
+        if f.read().strip() != "0":
+            c.skip(name, "devmemtop -m light did not run (see devmemtop-light.log)")
+            return
+    tp = [s for s in snapshots(os.path.join(d, "devmemtop-live.json")) if s.get("bindings")]
+    li = [s for s in snapshots(os.path.join(d, "devmemtop-light.json")) if s.get("bindings")]
+    if not tp or not li:
+        c.check(name, False, hint="no snapshot with a binding (tracepoints %d, light %d)"
+                % (len(tp), len(li)))
+        return
+    t, l = tp[-1], li[-1]
+    diffs, seen = [], []
+    if l.get("mode") != "light":
+        diffs.append("light run is in mode %s" % l.get("mode"))
+    tb = {b["id"]: b for b in t["bindings"]}
+    for lb in l["bindings"]:
+        b = tb.get(lb["id"])
+        if b is None:
+            diffs.append("binding %s only in light mode" % lb["id"])
+            continue
+        for k in ("total_niovs", "free_niovs", "in_pools"):
+            if lb.get(k) != b.get(k):
+                diffs.append("binding %s %s: light %s, tracepoints %s" % (lb["id"], k, lb.get(k),
+                                                                      b.get(k)))
+    tpools = {p["id"]: p for p in t["pools"] if p.get("binding_id") is not None}
+    for lp in (p for p in l["pools"] if p.get("binding_id") is not None):
+        p = tpools.get(lp["id"])
+        if p is None:
+            diffs.append("pool %s only in light mode" % lp["id"])
+            continue
+        for k in ("inflight", "holds", "releases"):
+            if lp.get(k) != p.get(k):
+                diffs.append("pool %s %s: light %s, tracepoints %s" % (lp["id"], k, lp.get(k),
+                                                                   p.get(k)))
+        if lp["refill_batch"]["sizes"] != p["refill_batch"]["sizes"]:
+            diffs.append("pool %s refill batches: light %s, tracepoints %s"
+                         % (lp["id"], lp["refill_batch"]["sizes"], p["refill_batch"]["sizes"]))
+        seen.append("pool %s: %s holds, %s releases, inflight %s"
+                    % (lp["id"], lp.get("holds"), lp.get("releases"), lp.get("inflight")))
+    c.check(name, bool(seen) and not diffs, "; ".join(seen), "; ".join(diffs))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -267,6 +322,7 @@ def main():
             if s == "bulk":
                 inflight_vs_netlink(c, d)
                 fentry_vs_tracepoints(c, d)
+                light_vs_tracepoints(c, d)
     print("devmemtop: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0
 

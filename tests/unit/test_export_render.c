@@ -282,6 +282,27 @@ static void test_self_metrics(void **state)
 	assert_null(strstr(t, "devmemtop_bpf_program_runs_total{program=\"fexit_alloc\"}"));
 }
 
+static void test_light_mode(void **state)
+{
+	struct fixture *f = *state;
+	const char *t;
+
+	f->snap.mode = DMT_MODE_LIGHT;
+	f->snap.avail[DMT_M_POOL_REFILL].sampled = true;
+	f->snap.avail[DMT_M_BIND_FREE_LATENCY].available = false;
+	/* a listed pool light mode has not located: counters unknown, not 0 */
+	f->pools[0].counters_unknown = true;
+	t = render(f);
+	assert_line(t, "devmemtop_build_info{version=\"" DEVMEMTOP_VERSION "\",mode=\"light\"} 1");
+	assert_line(t, "devmemtop_metric_method_info{metric=\"pool_refill_batch\",method=\"sampled\"} 1");
+	assert_line(t, "devmemtop_metric_method_info{metric=\"pool_holds\",method=\"exact\"} 1");
+	assert_line(t, "devmemtop_metric_method_info{metric=\"binding_free_latency\",method=\"unavailable\"} 1");
+	assert_null(strstr(t, "devmemtop_page_pool_holds_total{pool_id=\"11\""));
+	assert_null(strstr(t, "devmemtop_page_pool_releases_total{pool_id=\"11\""));
+	/* its inflight (netlink's, exact) stays */
+	assert_non_null(strstr(t, "devmemtop_page_pool_inflight{pool_id=\"11\""));
+}
+
 static void test_totals(void **state)
 {
 	struct fixture *f = *state;
@@ -315,7 +336,7 @@ static void test_structure(void **state)
 {
 	struct fixture *f = *state;
 	char *t = strdup(render(f)), *save = NULL, *line;
-	char seen[64][96];
+	char seen[128][96];
 	size_t nseen = 0;
 	char cur[96] = "";
 	const struct expo_family *fam = NULL;
@@ -329,7 +350,7 @@ static void test_structure(void **state)
 			for (size_t i = 0; i < nseen; i++)
 				if (!strcmp(seen[i], cur))
 					fail_msg("family %s appears twice", cur);
-			assert_true(nseen < 64);
+			assert_true(nseen < 128);
 			strcpy(seen[nseen++], cur);
 			fam = expo_family_find(cur);
 			if (!fam)
@@ -453,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_binding_series, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unavailable_omitted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_self_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_light_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_catalogue),

@@ -61,6 +61,35 @@ static void test_names_utf8(void **state)
 	json_object_put(o);
 }
 
+static void test_light_unknown_counters(void **state)
+{
+	struct dmt_pool_snap pool = { .id = 1, .queue = -1, .netlink_inflight = 7,
+				      .destroy_inflight = -1, .inflight = 7,
+				      .counters_unknown = true };
+	struct dmt_snapshot s = { .n_pools = 1, .pools = &pool, .mode = DMT_MODE_LIGHT };
+	struct json_object *o, *p, *v, *m;
+
+	s.avail[DMT_M_POOL_REFILL].available = true;
+	s.avail[DMT_M_POOL_REFILL].sampled = true;
+	s.avail[DMT_M_POOL_HOLDS].available = true;
+	o = json_snapshot(&s);
+	assert_non_null(o);
+	assert_string_equal(get_str(o, "mode"), "light");
+	p = json_object_array_get_idx(json_object_object_get(o, "pools"), 0);
+	assert_true(json_object_object_get_ex(p, "holds", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(p, "releases", &v));
+	assert_null(v);
+	assert_int_equal(json_object_get_int(json_object_object_get(p, "inflight")), 7);
+	m = json_object_object_get(o, "metrics");
+	assert_string_equal(get_str(json_object_object_get(m, "pool_refill_batch"), "method"),
+			    "sampled");
+	assert_string_equal(get_str(json_object_object_get(m, "pool_holds"), "method"), "exact");
+	assert_string_equal(get_str(json_object_object_get(m, "binding_free_latency"), "method"),
+			    "unavailable");
+	json_object_put(o);
+}
+
 static void test_table_nulls(void **state)
 {
 	struct dmt_binding_snap bind = { .id = 2, .layout = "gen_pool", .niov_size = 4096,
@@ -107,6 +136,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_utf8),
 		cmocka_unit_test(test_table_nulls),
+		cmocka_unit_test(test_light_unknown_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,6 +192,38 @@ static void test_snapshot_round_trip(void **state)
 	snapshot__free(s);
 }
 
+/* Light mode: its mode and a sampled metric survive a recording. */
+static void test_light_round_trip(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(2), *d = NULL;
+	struct rec_buf b = {};
+	char why[200];
+
+	s->mode = DMT_MODE_LIGHT;
+	s->avail[DMT_M_POOL_REFILL].available = true;
+	s->avail[DMT_M_POOL_REFILL].sampled = true;
+	memset(s->avail[DMT_M_POOL_REFILL].reason, 0, sizeof(s->avail[0].reason));
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	assert_int_equal(d->mode, DMT_MODE_LIGHT);
+	assert_true(d->avail[DMT_M_POOL_REFILL].available);
+	assert_true(d->avail[DMT_M_POOL_REFILL].sampled);
+	assert_false(d->avail[DMT_M_POOL_HOLDS].sampled);
+	snapshot__free(d);
+	/* an availability byte above 2 is refused: the block follows its flag at
+	 * offset 36 (test_avail_delta) and its u32 count; the first metric's byte */
+	assert_int_equal(b.p[37], DMT_M__COUNT);
+	assert_int_equal(b.p[41], 0);	/* metric 0 is unavailable in full_snapshot() */
+	b.p[41] = 3;
+	d = NULL;
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "availability is 3, not 0, 1 or 2"));
+	assert_null(d);
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
 /* Availability is written only when it changed since what the reader knows. */
 static void test_avail_delta(void **state)
 {
@@ -878,6 +910,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_round_trip),
 		cmocka_unit_test(test_avail_delta),
+		cmocka_unit_test(test_light_round_trip),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_binding_tail),
 		cmocka_unit_test(test_tokens_round_trip),

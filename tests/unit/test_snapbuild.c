@@ -306,6 +306,34 @@ static void test_link_pools(void **state)
 	snapshot__free(s);
 }
 
+static void test_light_niov_frees(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct snapbuild_addrs addrs = {};
+	struct dmt_binding v = map_binding(5, 0);
+	struct dmt_pool p;
+	size_t cap = 0;
+
+	assert_non_null(snapbuild_add_binding(s, &v));
+	assert_int_equal(snapbuild_addr_set(&addrs, 0, 0), 0);
+	/* light mode: counters from pool creation (base 0) */
+	for (int i = 0; i < 3; i++) {
+		p = map_pool(0xa000 + i, 20 + i, 1000, 900 + i);
+		p.flags = i == 2 ? 0 : DMT_POOL_DEVMEM | DMT_POOL_SAW_NIOV;
+		p.mp_priv = i == 2 ? 0 : 0xb500;
+		p.binding_id = i == 2 ? 0 : 5;
+		assert_int_equal(snapbuild_add_pool(s, &cap, &p), 0);
+	}
+	/* a page pool that claims binding 5's id must not count: it is not devmem */
+	s->pools[2].binding_id = 5;
+	assert_int_equal(snapbuild_link_pools(s, &addrs), 0);
+	s->bindings[0].free_niovs_count = 7;	/* whatever the map said is replaced */
+	snapbuild_light_niov_frees(s);
+	assert_int_equal(s->bindings[0].free_niovs_count, 900 + 901);
+	free(addrs.v);
+	snapshot__free(s);
+}
+
 static void test_walk_precedence(void **state)
 {
 	struct dmt_snapshot *s = snap(1);
@@ -463,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_binding_memory),
 		cmocka_unit_test(test_link_pools),
 		cmocka_unit_test(test_walk_precedence),
+		cmocka_unit_test(test_light_niov_frees),
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_rates_address_reuse),
 	};

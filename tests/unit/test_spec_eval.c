@@ -385,6 +385,63 @@ static void test_leaks_and_failures(void **state)
 	gate_spec__free(s);
 }
 
+static void test_sampled(void **state)
+{
+	struct gate_spec *s = spec(
+		"thresholds:\n"
+		"  - metric: pool.holds\n"
+		"    expect: [count > 0]\n"
+		"  - metric: pool.refill_batch\n"
+		"    expect: [p(50) >= 1]\n");
+	struct gate_spec *ok = spec(
+		"thresholds:\n"
+		"  - metric: pool.refill_batch\n"
+		"    allow_sampled: true\n"
+		"    expect: [p(50) >= 1]\n");
+	struct gate_spec *opt = spec(
+		"thresholds:\n"
+		"  - metric: pool.refill_batch\n"
+		"    optional: true\n"
+		"    expect: [p(50) >= 1]\n");
+	struct dmt_availability av[DMT_M__COUNT] = {};
+	char msg[512];
+
+	for (int i = 0; i < DMT_M__COUNT; i++)
+		av[i].available = true;
+	/* full mode: everything exact */
+	assert_int_equal(gate_eval__check_avail(s, av, msg, sizeof(msg)), 0);
+	/* light mode: refill batches sampled, holds still exact */
+	av[DMT_M_POOL_REFILL].sampled = true;
+	snprintf(av[DMT_M_POOL_REFILL].source, 64, "page_pool_state_hold 20ms every 10000ms");
+	assert_int_equal(gate_eval__check_avail(s, av, msg, sizeof(msg)), -EDOM);
+	assert_non_null(strstr(msg, "t.yaml:4:5: metric pool.refill_batch is sampled in this "
+				    "mode (page_pool_state_hold 20ms every 10000ms), not exact"));
+	assert_non_null(strstr(msg, "allow_sampled: true"));
+	assert_int_equal(gate_eval__check_avail(ok, av, msg, sizeof(msg)), 0);
+	/* optional is about kernels lacking a hook, not about sampling */
+	assert_int_equal(gate_eval__check_avail(opt, av, msg, sizeof(msg)), -EDOM);
+	/* sampled but unavailable: the unavailable rule applies, as before */
+	av[DMT_M_POOL_REFILL].available = false;
+	assert_int_equal(gate_eval__check_avail(ok, av, msg, sizeof(msg)), -ENOENT);
+	gate_spec__free(s);
+	gate_spec__free(ok);
+	gate_spec__free(opt);
+}
+
+static void test_bad_allow_sampled(void **state)
+{
+	char err[256];
+	static const char y[] =
+		"thresholds:\n"
+		"  - metric: pool.refill_batch\n"
+		"    allow_sampled: maybe\n"
+		"    expect: [p(50) >= 1]\n";
+	struct gate_spec *s = gate_spec__parse_buf(y, strlen(y), "t.yaml", err, sizeof(err));
+
+	assert_null(s);
+	assert_non_null(strstr(err, "allow_sampled"));
+}
+
 static void test_availability(void **state)
 {
 	struct gate_spec *s = spec(
@@ -550,6 +607,8 @@ int main(void)
 		cmocka_unit_test(test_gauges),
 		cmocka_unit_test(test_leaks_and_failures),
 		cmocka_unit_test(test_availability),
+		cmocka_unit_test(test_sampled),
+		cmocka_unit_test(test_bad_allow_sampled),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_junit),
 	};

@@ -48,6 +48,38 @@ static void test_args_bad(void **state)
 	assert_int_equal(PARSE(&o, err, "--bogus"), -EINVAL);
 	assert_non_null(strstr(err, "--bogus"));
 	assert_int_equal(PARSE(&o, err, "-b", "-j"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-m", "heavy"), -EINVAL);
+	assert_non_null(strstr(err, "auto, fentry, tp or light"));
+	assert_int_equal(PARSE(&o, err, "--sampling", "20ms"), -EINVAL);
+	assert_non_null(strstr(err, "bad sampling '20ms'"));
+}
+
+static void test_light_args(void **state)
+{
+	struct top_opts o;
+	unsigned int w = 0, p = 0;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-m", "light", "--sampling", "50ms/5s"), 0);
+	assert_int_equal(o.force_mode, DMT_MODE_LIGHT);
+	assert_int_equal(o.light_window_ms, 50);
+	assert_int_equal(o.light_period_ms, 5000);
+	assert_int_equal(PARSE(&o, err, "-m", "light"), 0);
+	assert_int_equal(o.light_window_ms, 0);	/* the collector's defaults */
+	assert_int_equal(parse_sampling("1ms/100ms", &w, &p), 0);
+	assert_int_equal(w, 1);
+	assert_int_equal(p, 100);
+	assert_int_equal(parse_sampling("60s/1h", &w, &p), 0);
+	assert_int_equal(parse_sampling("0ms/10s", &w, &p), -EINVAL);	/* window too short */
+	assert_int_equal(parse_sampling("61s/1h", &w, &p), -EINVAL);	/* window too long */
+	/* period too short */
+	assert_int_equal(parse_sampling("20ms/50ms", &w, &p), -EINVAL);
+	assert_int_equal(parse_sampling("1s/1.5s", &w, &p), -EINVAL);	/* < 2x window */
+	assert_int_equal(parse_sampling("20ms/2h", &w, &p), -EINVAL);
+	assert_int_equal(parse_sampling("/10s", &w, &p), -EINVAL);
+	assert_int_equal(parse_sampling("20ms/", &w, &p), -EINVAL);
+	assert_int_equal(parse_sampling("20ms", &w, &p), -EINVAL);
+	assert_int_equal(parse_sampling(NULL, &w, &p), -EINVAL);
 }
 
 static void test_duration(void **state)
@@ -148,6 +180,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_args_good),
 		cmocka_unit_test(test_args_bad),
+		cmocka_unit_test(test_light_args),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_json_schema),

@@ -7,7 +7,9 @@
 # page-pool-get is dumped between two of its snapshots, so the pool's
 # inflight can be compared (assert_devmemtop.py). A second devmemtop runs
 # alongside with -m fentry: the same facts through fentry/fexit instead of
-# the devmem tracepoints, compared at the same idle point.
+# the devmem tracepoints, compared at the same idle point. A third runs
+# -m light (no per-page/per-niov program; counters read at snapshot time),
+# compared at the same point when it ran (devmemtop-light.rc).
 # usage: bulk.sh OUTDIR   (in the lab guest; env LAB_BULK_SIZE=64M)
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -28,15 +30,20 @@ cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-before.json
 DMT=
 DMTF=
+DMTL=
 if [ -x /lab/bin/devmemtop ]; then
 	devmemtop --json -i 500ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
 	DMT=$!
 	devmemtop --json -i 500ms -m fentry >$D/devmemtop-fentry.json \
 		2>$D/devmemtop-fentry.log &
 	DMTF=$!
+	devmemtop --json -i 500ms -m light --sampling 20ms/1s >$D/devmemtop-light.json \
+		2>$D/devmemtop-light.log &
+	DMTL=$!
 	# attached (a first snapshot printed) before the pool exists
 	wait_lines $D/devmemtop-live.json 1
 	wait_lines $D/devmemtop-fentry.json 1
+	wait_lines $D/devmemtop-light.json 1
 fi
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect $SIZE --idle-timeout 10000 --linger 30000 \
@@ -57,6 +64,7 @@ lab_flush_defer
 if [ -n "$DMT" ]; then
 	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
+	wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
 fi
 # (uptime around the dump: assert_devmemtop.py compares the snapshots
 # that bracket it, since the idle pool can still release niovs later)
@@ -66,11 +74,14 @@ cut -d' ' -f1 /proc/uptime >>$D/pools-bound.t
 if [ -n "$DMT" ]; then
 	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
-	kill -INT $DMT $DMTF
+	wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
+	kill -INT $DMT $DMTF $DMTL
 	wait $DMT
 	echo $? >$D/devmemtop-live.rc
 	wait $DMTF
 	echo $? >$D/devmemtop-fentry.rc
+	wait $DMTL
+	echo $? >$D/devmemtop-light.rc
 fi
 kill -USR1 $RX
 wait $RX

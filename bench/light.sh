@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Cost vs packet rate, full mode against light mode, side by side in one run:
+# both devmemtop processes watch the same veth test bed traffic at once,
+# driven at several rates (percent of the bed's unlimited rate, measured
+# first; the sender is limited with a tbf qdisc on its veth). Per rate and
+# mode: kernel-side BPF run time per second over all the programs the
+# process holds (kernel.bpf_stats_enabled; run_time_ns deltas, light mode's
+# counter reads and sampling windows included) and the collector's own CPU
+# per second (on-CPU ns of its threads, /proc/PID/task/*/schedstat). Prints the table, the
+# light/full ratios, and light mode's spread across rates.
+#
+# usage: bench/light.sh [SECONDS] [PERCENTS...]  (root; default 10 s at 10 50 100)
+# LIGHT_SAMPLING (default 20ms/2s: 5x the default duty cycle, so every run
+# holds several windows and the light figures are an upper bound).
+source "$(dirname "$0")/../tests/integration/lib.sh"
+SECS=${1:-10}
+shift || true
+PCTS=("${@:-10}")
+[ $# -gt 0 ] || PCTS=(10 50 100)
+SAMPLING=${LIGHT_SAMPLING:-20ms/2s}
+need_root
+need_dmt
+need_cmd bpftool
+need_cmd tc
+
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
+trap restore EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# total run_time_ns and run_cnt of the programs a process holds
+bpf_ns() {
+	local id t=0 n=0 j
+	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
+		j=$(bpftool -j prog show id "$id" 2>/dev/null) || continue
+		t=$((t + $(echo "$j" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_time_ns",0))')))
+		n=$((n + $(echo "$j" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_cnt",0))')))
+	done
+	echo "$t $n"
+}
+# on-CPU ns of all a process's threads (schedstat: finer than utime/stime ticks)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }
+
+testbed_up
+"$DMT" --json -i 1s >/dev/null 2>"$TMPD/full.err" &
+full=$!; _TB_PIDS+=($full)
+"$DMT" --json -i 1s -m light --sampling "$SAMPLING" >/dev/null 2>"$TMPD/light.err" &
+light=$!; _TB_PIDS+=($light)
+sleep 2
+kill -0 $full && kill -0 $light || fail "a collector exited: $(cat "$TMPD"/*.err)"
+
+# the bed's unlimited rate
+testbed_traffic 3
+testbed_wait
+max_bps=$(( $(cat "$TMPD/rx.bytes") * 8 / 3 ))
+log "unlimited rate: $((max_bps / 1000000)) Mbit/s"
+hz=$(getconf CLK_TCK)
+
+: >"$TMPD/rows"
+for pct in "${PCTS[@]}"; do
+	ip netns exec "$NS_TX" tc qdisc del dev "$IF_TX" root 2>/dev/null
+	if [ "$pct" -lt 100 ]; then
+		rate=$((max_bps * pct / 100 / 1000))
+		ip netns exec "$NS_TX" tc qdisc add dev "$IF_TX" root tbf rate "${rate}kbit" \
+			burst 256kb latency 100ms || fail "tc tbf"
+	fi
+	read -r fa fna < <(bpf_ns $full); read -r la lna < <(bpf_ns $light)
+	fc=$(cpu_ns $full); lc=$(cpu_ns $light); t0=$(date +%s%N)
+	testbed_traffic "$SECS"
+	testbed_wait
+	read -r fb fnb < <(bpf_ns $full); read -r lb lnb < <(bpf_ns $light)
+	fc2=$(cpu_ns $full); lc2=$(cpu_ns $light); t1=$(date +%s%N)
+	echo "$pct $(cat "$TMPD/rx.bytes") $t0 $t1 $fa $fb $fna $fnb $la $lb $lna $lnb" \
+	     "$fc $fc2 $lc $lc2" >>"$TMPD/rows"
+done
+python3 - "$TMPD/rows" "$hz" "$SAMPLING" <<'PY'
+import sys
+hz = int(sys.argv[2])
+rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
+print(f"light sampling {sys.argv[3]}; per second of traffic:")
+print(f"{'rate':>5} {'Mbit/s':>8} {'full runs/s':>12} {'full BPF us/s':>14} {'light BPF us/s':>15}"
+      f" {'full CPU ms/s':>14} {'light CPU ms/s':>15} {'BPF ratio':>10} {'total ratio':>12}")
+light_tot = []
+for pct, rx, t0, t1, fa, fb, fna, fnb, la, lb, lna, lnb, fc, fc2, lc, lc2 in rows:
+    dt = (t1 - t0) / 1e9
+    fbpf, lbpf = (fb - fa) / dt / 1e3, (lb - la) / dt / 1e3      # us per s
+    fcpu, lcpu = (fc2 - fc) / dt / 1e6, (lc2 - lc) / dt / 1e6    # ms per s
+    ftot, ltot = fbpf / 1e3 + fcpu, lbpf / 1e3 + lcpu             # ms per s
+    light_tot.append(ltot)
+    print(f"{pct:>4}% {rx * 8 / dt / 1e6:>8.0f} {(fnb - fna) / dt:>12.0f} {fbpf:>14.1f} "
+          f"{lbpf:>15.1f} {fcpu:>14.2f} {lcpu:>15.2f} "
+          f"{(lbpf / fbpf if fbpf else 0):>9.2%} {(ltot / ftot if ftot else 0):>11.2%}")
+lo, hi = min(light_tot), max(light_tot)
+print(f"light total (BPF + collector) per second: {lo:.2f}..{hi:.2f} ms/s across rates "
+      f"(spread {hi - lo:.2f} ms/s)")
+PY
