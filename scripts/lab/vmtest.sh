@@ -66,6 +66,9 @@ read_base
 t=$(date +%s)
 make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_DIR/build/lab-traffic-build.log" ||
 	{ cat "$REPO_DIR/build/lab-traffic-build.log" >&2; die "building devmem-traffic failed"; }
+# ncdevmem (the kernel's devmem selftest server) from the pinned source
+"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
+	{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
 
 # Kernels: flavor -> build dir; patched is skipped when it equals baseline.
 declare -A KDIR
@@ -132,6 +135,11 @@ for f in "${flavors[@]}"; do
 	python3 "$LAB_DIR/assert_devmemtop.py" --dir "$d" --kernel "$f" \
 		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
+	# the independent peer (scenarios/ncdevmem.sh)
+	[[ " ${SCENARIOS[*]} " != *" ncdevmem "* ]] ||
+		python3 "$LAB_DIR/assert_ncdevmem.py" --dir "$d/ncdevmem" --kernel "$f" \
+			--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" ||
+		failed=1
 done
 
 # Baseline vs patched comparison of the series (issue #4's kseries scenario).

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""assert_ncdevmem.py --dir OUT/<kernel>/ncdevmem --kernel NAME --patched-only "P B"
+
+Host-side checks of the "ncdevmem" lab scenario (scenarios/ncdevmem.sh):
+the kernel's own devmem selftest server, unmodified, against netdevsim with
+kernel-patches/0010. What its files must show:
+
+  ncdevmem-results.txt  ncdevmem exited 0 after the client closed; it got
+                        every byte, all as devmem frags of the binding it
+                        made, each validated (-v 7) without an error
+  ntuple-rules.txt      the rule ncdevmem added steers to queue 8
+  rss.txt               RSS spreads over queues 0..7 only (ethtool -X equal 8)
+  shrink.rc, hds-off-bound.rc
+                        while queues 8..15 were bound, "ethtool -L combined 12"
+                        (refused for the memory provider, not the ntuple rule
+                        or RSS) and turning tcp-data-split off were refused
+  devmemtop.dmtrec      gated with specs/lab-ncdevmem.yaml; failing rows
+                        must be exactly the documented ones for the kernel
+  devmemtop-live.json + pools-bound.json
+                        bound, idle, all tokens back: each devmem pool's
+                        inflight in devmemtop == netlink page-pool-get
+  trace.txt             page_pool tracepoints: each devmem pool destroyed
+                        with holds == releases
+If the scenario wrote a "skip" file, everything is SKIP with its reason.
+Prints "ncdevmem: N passed, N failed, N skipped"; exit 1 if anything failed.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from assert_lab import Checks, check_trace, read  # noqa: E402
+from assert_devmemtop import DEVMEMTOP, REPO, last_json, snapshots  # noqa: E402
+
+SPEC = os.path.join(REPO, "specs", "lab-ncdevmem.yaml")
+BOUND_FIRST, BOUND_COUNT = 8, 8		# ncdevmem's defaults: -t 8 -q 8
+
+
+def results(d):
+    out = {}
+    for line in (read(os.path.join(d, "ncdevmem-results.txt")) or "").splitlines():
+        k, _, v = line.partition("=")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def num(r, k):
+    try:
+        return int(r.get(k, ""))
+    except ValueError:
+        return None
+
+
+def check_run(c, d, r):
+    sent, got = num(r, "bytes_sent"), num(r, "total_received")
+    c.check("ncdevmem exit status 0 (its own bind/header-split checks passed, client closed)",
+            r.get("ncdevmem_rc") == "0" and num(r, "client_exited") == 1,
+            "rc=%s client_exited=%s" % (r.get("ncdevmem_rc"), r.get("client_exited")),
+            "see %s/ncdevmem-setup.log and ncdevmem-tail.log" % d)
+    c.check("ncdevmem received every byte", sent is not None and got == sent and sent > 0,
+            "%s of %s bytes" % (got, sent))
+    frags, val = num(r, "frags"), num(r, "validated_frags")
+    c.check("every frag validated against the pattern, no error",
+            bool(frags) and val == frags and num(r, "validation_errors") == 0,
+            "%s frags, %s validated, %s validation errors" % (frags, val,
+                                                              r.get("validation_errors")))
+    c.check("all payload in devmem frags (header split, no linear data)",
+            num(r, "linear_cmsgs") == 0, "SCM_DEVMEM_LINEAR cmsgs: %s" % r.get("linear_cmsgs"))
+    ids = [x for x in r.get("binding_ids", "").split(",") if x]
+    c.check("frags came from the binding ncdevmem made last", bool(ids) and
+            r.get("frag_dmabuf_ids") == ids[-1],
+            "bindings made %s, frag dmabuf ids %s" % (ids, r.get("frag_dmabuf_ids")))
+
+
+def check_nic(c, d, r):
+    rules = read(os.path.join(d, "ntuple-rules.txt"), "")
+    c.check("ntuple rule steers the flow to queue %d" % BOUND_FIRST,
+            re.search(r"Action: Direct to queue %d\b" % BOUND_FIRST, rules) is not None,
+            "; ".join(l.strip() for l in rules.splitlines() if "Action" in l or "Dest" in l))
+    rss = read(os.path.join(d, "rss.txt"), "")
+    q = [int(x) for l in rss.splitlines() if re.match(r"\s*\d+:", l)
+         for x in l.split(":", 1)[1].split()]
+    c.check("RSS indirection spreads over queues 0..%d only" % (BOUND_FIRST - 1),
+            bool(q) and set(q) == set(range(BOUND_FIRST)),
+            "%d entries, queues %s" % (len(q), sorted(set(q))))
+    c.check("tcp-data-split on before and after", r.get("hds_before") == "on" and
+            r.get("hds_after") == "on", "before %s, after %s" % (r.get("hds_before"),
+                                                                r.get("hds_after")))
+    shrink = read(os.path.join(d, "shrink.log"), "") or ""
+    c.check("channels cannot drop below a bound queue (ethtool -L combined 12 refused "
+            "for the memory provider)", r.get("shrink_rc") not in (None, "", "0") and
+            "memory provider" in shrink,
+            "exit %s: %s" % (r.get("shrink_rc"), shrink.strip().replace("\n", "; ")))
+    c.check("tcp-data-split cannot be turned off while bound",
+            r.get("hds_off_bound_rc") not in (None, "", "0"),
+            "exit %s: %s" % (r.get("hds_off_bound_rc"),
+                             (read(os.path.join(d, "hds-off-bound.log"), "") or "").strip()))
+
+
+def check_inflight(c, d):
+    """The idle point: bound, every token back, before the client closed."""
+    name = "every devmem pool's inflight in devmemtop == netlink page-pool-get"
+    snaps = [s for s in snapshots(os.path.join(d, "devmemtop-live.json"))
+             if any(p.get("binding_id") is not None for p in s.get("pools", []))]
+    nl = last_json(os.path.join(d, "pools-bound.json"))
+    if not snaps or nl is None:
+        c.check(name, False, hint="no devmemtop snapshot with a devmem pool or no "
+                "pools-bound.json (see devmemtop-live.log)")
+        return
+    nl_by_id = {p["id"]: p for p in nl if p.get("dmabuf", -1) >= 0}
+    bids = {p["dmabuf"] for p in nl_by_id.values()}
+    dm = [p for p in snaps[-1].get("pools", []) if p.get("binding_id") in bids]
+    bad = ["pool %s (queue %s): devmemtop %s, netlink %s" % (
+        p["id"], p.get("queue"), p.get("inflight"),
+        nl_by_id[p["id"]]["inflight"] if p["id"] in nl_by_id else None)
+        for p in dm if p["id"] not in nl_by_id or
+        p.get("inflight") != nl_by_id[p["id"]]["inflight"]]
+    c.check(name, len(dm) == BOUND_COUNT and len(nl_by_id) == BOUND_COUNT and not bad,
+            "%d pools of binding(s) %s; inflight %s" % (
+                len(dm), sorted(bids), ", ".join("q%s:%s" % (p.get("queue"), p.get("inflight"))
+                                                for p in sorted(dm, key=lambda p: p["id"]))),
+            "; ".join(bad) or "expected %d pools in both" % BOUND_COUNT)
+
+
+def check_gate(c, d, has_patched_only):
+    name = "devmemtop gate ncdevmem"
+    rec = os.path.join(d, "devmemtop.dmtrec")
+    if not os.path.exists(rec):
+        c.check(name + " recording made", False,
+                hint="no %s (see %s/devmemtop-record.log)" % (rec, d))
+        return
+    c.check("devmemtop record ncdevmem exit status",
+            (read(os.path.join(d, "devmemtop-record.rc"), "") or "").strip() == "0")
+    out = os.path.join(d, "gate.json")
+    p = subprocess.run([DEVMEMTOP, "gate", "--spec", SPEC, "--from", rec, "--json", out,
+                        "--junit", os.path.join(d, "gate.xml")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(d, "gate.txt"), "w") as f:
+        f.write(p.stdout)
+    try:
+        with open(out) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        c.check(name + " result", False, hint="exit %d, no JSON (%s); see %s/gate.txt"
+                % (p.returncode, e, d))
+        return
+    rows = res.get("thresholds", [])
+    failed = sorted({r["metric"] for r in rows if r["status"] != "PASS"})
+    # gen_pool kernel: one net_iov per provider call (as lab-bulk)
+    want = [] if has_patched_only else ["binding.niovs_per_call", "pool.refill_batch"]
+    c.check(name + " fails exactly the documented rows for this kernel",
+            failed == want and res.get("result") == ("fail" if want else "pass"),
+            "result %s (exit %d), failing: %s" % (res.get("result"), p.returncode,
+                                                 failed or "none"),
+            "expected failing: %s" % (want or "none"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--patched-only", default="0 0")
+    a = ap.parse_args()
+    try:
+        np, nb = (int(x) for x in a.patched_only.split())
+    except ValueError:
+        print("assert_ncdevmem.py: --patched-only wants two numbers", file=sys.stderr)
+        return 2
+    c = Checks("[%s]" % a.kernel)
+    skip = read(os.path.join(a.dir, "skip"))
+    if skip is not None:
+        c.skip("ncdevmem checks", skip.strip())
+    elif not os.path.isdir(a.dir):
+        c.check("ncdevmem scenario ran", False, "no %s" % a.dir)
+    else:
+        r = results(a.dir)
+        check_run(c, a.dir, r)
+        check_nic(c, a.dir, r)
+        check_trace(c, a.dir, "ncdevmem")
+        if os.access(DEVMEMTOP, os.X_OK):
+            check_inflight(c, a.dir)
+            check_gate(c, a.dir, a.kernel == "patched" and np > nb)
+        else:
+            c.skip("ncdevmem devmemtop checks", "%s not built (run the top-level make first)"
+                   % DEVMEMTOP)
+    print("ncdevmem: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
+    return 1 if c.n["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
