@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""assert_ncdevmem.py --dir OUT/<kernel>/ncdevmem --kernel NAME --patched-only "P B"
+"""assert_ncdevmem.py --dir OUT/<kernel> --kernel NAME --patched-only "P B" --scenarios S...
 
-Host-side checks of the "ncdevmem" lab scenario (scenarios/ncdevmem.sh):
+Host-side checks of the "ncdevmem" and "nickit" lab scenarios (nothing for
+other scenarios). nickit: the NIC kit's checks all PASS on the lab NIC
+(only held_by_sockets may be unavailable, a WARN) and its gate of an
+ncdevmem run fails exactly the rows documented for the kernel.
+ncdevmem (scenarios/ncdevmem.sh):
 the kernel's own devmem selftest server, unmodified, against netdevsim with
 kernel-patches/0010. What its files must show:
 
@@ -23,7 +27,7 @@ kernel-patches/0010. What its files must show:
   trace.txt             page_pool tracepoints: each devmem pool destroyed
                         with holds == releases
 If the scenario wrote a "skip" file, everything is SKIP with its reason.
-Prints "ncdevmem: N passed, N failed, N skipped"; exit 1 if anything failed.
+Prints "ncdevmem/nickit: N passed, N failed, N skipped"; exit 1 if anything failed.
 """
 import argparse
 import json
@@ -32,6 +36,7 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True	# no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from assert_lab import Checks, check_trace, read  # noqa: E402
 from assert_devmemtop import DEVMEMTOP, REPO, last_json, snapshots  # noqa: E402
@@ -159,35 +164,93 @@ def check_gate(c, d, has_patched_only):
             "expected failing: %s" % (want or "none"))
 
 
+KIT_PASS = ["running as root", "devmemtop built", "kernel BTF", "CONFIG_NET_DEVMEM",
+            "driver with devmem RX support", "header split (ethtool -g)",
+            "ntuple flow steering", "more than one RX queue", "devmemtop loads and attaches"]
+
+
+def check_kit(c, d, has_patched_only):
+    """nickit: every check of the kit passes on the lab NIC; the only WARN
+    allowed is the metric devmemtop cannot have on any kernel (tokens held by
+    sockets); then it recorded and gated the ncdevmem run."""
+    log = read(os.path.join(d, "kit.log"), "")
+    lines = {}
+    for l in log.splitlines():
+        m = re.match(r"(PASS|WARN|FAIL)  (.+?)\s{2,}(.*)$", l) or \
+            re.match(r"(PASS|WARN|FAIL)  (.+?)\s*$", l)
+        if m:
+            lines[m.group(2).strip()] = (m.group(1), m.group(3).strip() if m.lastindex > 2 else "")
+    for name in KIT_PASS:
+        st, det = lines.get(name, (None, "not printed"))
+        c.check("NIC kit: %s" % name, st == "PASS", "%s %s" % (st, det))
+    other = {k: v for k, v in lines.items() if k not in KIT_PASS}
+    bad = {k: v for k, v in other.items()
+           if v[0] != "PASS" and not (k == "every devmemtop metric available" and v[0] == "WARN"
+                                       and all("held_by_sockets" in x for x in v[1].split("; ")))}
+    c.check("NIC kit: no other FAIL/WARN (only held_by_sockets may be unavailable)", not bad,
+            "; ".join("%s %s: %s" % (v[0], k, v[1]) for k, v in other.items()))
+    kit = os.path.join(d, "kit")
+    for f in ("devmemtop.rec", "report.txt", "gate.json", "gate.junit.xml"):
+        c.check("NIC kit wrote %s" % f, os.path.getsize(os.path.join(kit, f)) > 0
+                if os.path.exists(os.path.join(kit, f)) else False)
+    try:
+        with open(os.path.join(kit, "gate.json")) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        c.check("NIC kit gate result readable", False, str(e))
+        return
+    failed = sorted({r["metric"] for r in res.get("thresholds", []) if r["status"] != "PASS"})
+    want = [] if has_patched_only else ["binding.niovs_per_call", "pool.refill_batch"]
+    rc = (read(os.path.join(d, "kit.rc"), "") or "").strip()
+    c.check("NIC kit gate of the ncdevmem run fails exactly the documented rows",
+            failed == want and rc == ("0" if not want else "1"),
+            "kit exit %s, failing: %s" % (rc, failed or "none"),
+            "expected failing: %s" % (want or "none"))
+    ncd = read(os.path.join(d, "ncdevmem-setup.log"), "")
+    c.check("NIC kit workload: ncdevmem got its client and exited after it",
+            "client exited" in ncd and "Failed validation" not in ncd,
+            hint="see %s/ncdevmem-setup.log" % d)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
+    ap.add_argument("--dir", required=True, help="the kernel's output dir")
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--patched-only", default="0 0")
+    ap.add_argument("--scenarios", nargs="+", required=True)
     a = ap.parse_args()
     try:
         np, nb = (int(x) for x in a.patched_only.split())
     except ValueError:
         print("assert_ncdevmem.py: --patched-only wants two numbers", file=sys.stderr)
         return 2
+    mine = [s for s in a.scenarios if s in ("ncdevmem", "nickit")]
+    if not mine:
+        return 0
+    has_patched_only = a.kernel == "patched" and np > nb
     c = Checks("[%s]" % a.kernel)
-    skip = read(os.path.join(a.dir, "skip"))
-    if skip is not None:
-        c.skip("ncdevmem checks", skip.strip())
-    elif not os.path.isdir(a.dir):
-        c.check("ncdevmem scenario ran", False, "no %s" % a.dir)
-    else:
-        r = results(a.dir)
-        check_run(c, a.dir, r)
-        check_nic(c, a.dir, r)
-        check_trace(c, a.dir, "ncdevmem")
-        if os.access(DEVMEMTOP, os.X_OK):
-            check_inflight(c, a.dir)
-            check_gate(c, a.dir, a.kernel == "patched" and np > nb)
+    for s in mine:
+        d = os.path.join(a.dir, s)
+        skip = read(os.path.join(d, "skip"))
+        if skip is not None:
+            c.skip("%s checks" % s, skip.strip())
+        elif not os.path.isdir(d):
+            c.check("%s scenario ran" % s, False, "no %s" % d)
+        elif s == "nickit":
+            check_kit(c, d, has_patched_only)
         else:
-            c.skip("ncdevmem devmemtop checks", "%s not built (run the top-level make first)"
-                   % DEVMEMTOP)
-    print("ncdevmem: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
+            r = results(d)
+            check_run(c, d, r)
+            check_nic(c, d, r)
+            check_trace(c, d, "ncdevmem")
+            if os.access(DEVMEMTOP, os.X_OK):
+                check_inflight(c, d)
+                check_gate(c, d, has_patched_only)
+            else:
+                c.skip("ncdevmem devmemtop checks",
+                       "%s not built (run the top-level make first)" % DEVMEMTOP)
+    print("ncdevmem/nickit: %d passed, %d failed, %d skipped"
+          % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0
 
 

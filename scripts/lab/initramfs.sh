@@ -50,7 +50,12 @@ fi
 # behind the guest's ethtool wrapper, and a sudo that only runs its
 # arguments (ncdevmem calls "sudo ethtool"; the guest is all root).
 NCDEVMEM=$REPO_DIR/build/lab/ncdevmem
-cp "$LAB_DIR/guest/mq.sh" "$stage/lab/guest/"
+cp "$LAB_DIR/guest/mq.sh" "$LAB_DIR/guest/ncdevmem-run.sh" "$stage/lab/guest/"
+# the NIC kit runs as on a host: bash, its script, the spec it gates with
+mkdir -p "$stage/lab/nic" "$stage/lab/specs"
+cp "$REPO_DIR/scripts/nic/validate.sh" "$stage/lab/nic/"
+cp "$REPO_DIR/specs/lab-ncdevmem.yaml" "$stage/lab/specs/"
+copy_with_libs /bin/bash
 if [ -x "$NCDEVMEM" ] && [ -x "$REPO_DIR/build/lab/lab-hds" ] && [ -x /usr/sbin/ethtool ]; then
 	copy_with_libs "$NCDEVMEM"
 	copy_with_libs /usr/sbin/ethtool

@@ -124,6 +124,7 @@ failed=0
 for f in "${flavors[@]}"; do
 	d=$OUT/$f
 	rm -rf "$d" && mkdir -p "$d"
+	cp "${KDIR[$f]}/.config" "$d/kconfig"	# the NIC kit reads the booted kernel's config
 	log "running ${SCENARIOS[*]} on the $f kernel (console: $d/console.log)"
 	t=$(date +%s)
 	rc=0
@@ -135,11 +136,10 @@ for f in "${flavors[@]}"; do
 	python3 "$LAB_DIR/assert_devmemtop.py" --dir "$d" --kernel "$f" \
 		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
-	# the independent peer (scenarios/ncdevmem.sh)
-	[[ " ${SCENARIOS[*]} " != *" ncdevmem "* ]] ||
-		python3 "$LAB_DIR/assert_ncdevmem.py" --dir "$d/ncdevmem" --kernel "$f" \
-			--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" ||
-		failed=1
+	# the independent peer and the NIC kit (scenarios/ncdevmem.sh, nickit.sh)
+	python3 "$LAB_DIR/assert_ncdevmem.py" --dir "$d" --kernel "$f" \
+		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
 done
 
 # Baseline vs patched comparison of the series (issue #4's kseries scenario).

@@ -51,8 +51,13 @@ if [ -x /lab/bin/devmemtop ]; then
 	wait_lines $D/devmemtop-live.json 1
 fi
 
+# Server and client on CPU 0: netdevsim runs the RX NAPI on the sending
+# CPU, and an skb read on another CPU than it was allocated on is freed via
+# that CPU's defer list, which holds its net_iovs until NET_RX runs there
+# again. At unbind they would make the pool a (short-lived) zombie, so
+# "holds == releases at destroy" would depend on timing.
 # ncdevmem's defaults: queues 8..15 (-t 8 -q 8), port 5201
-ncdevmem -s $MQ_RX_ADDR -f $IF -l -p $PORT -v 7 >/tmp/ncdevmem.out 2>$LOG &
+taskset -c 0 ncdevmem -s $MQ_RX_ADDR -f $IF -l -p $PORT -v 7 >/tmp/ncdevmem.out 2>$LOG &
 NC=$!
 for i in $(seq 600); do
 	grep -q "Waiting or connection" $LOG 2>/dev/null && break	# [sic]
@@ -72,7 +77,7 @@ echo $? >$D/hds-off-bound.rc
 rm -f /tmp/nc.release
 mq_peer sh -c "{ yes \"\$(printf '\\001\\002\\003\\004\\005\\006')\" | tr '\\n' '\\000' |
 	head -c $BYTES; while [ ! -e /tmp/nc.release ]; do sleep 0.2; done; } |
-	nc $MQ_RX_ADDR $PORT" >$D/nc.log 2>&1 &
+	taskset -c 0 nc $MQ_RX_ADDR $PORT" >$D/nc.log 2>&1 &
 TX=$!
 got=0
 for i in $(seq 1500); do
