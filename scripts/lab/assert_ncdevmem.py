@@ -212,6 +212,100 @@ def check_kit(c, d, has_patched_only):
             hint="see %s/ncdevmem-setup.log" % d)
 
 
+MQ_QUEUES, MQ_PORT0, MIB = (1, 2, 3, 4), 5300, 1 << 20
+MQ_SLACK = 128	# net_iovs a pool may hold beyond its flow's: one refill (<= 64) + 1
+
+
+def check_multiqueue(c, d):
+    """One binding over queues 1..4; flow i (destination port 5300+i, i MiB)
+    steered to queue i. At the held point (every flow ended, tokens held),
+    each queue's pool has its flow's net_iovs in flight and at most one
+    refill more; the flows' sizes differ by far more, so this maps each
+    flow to its queue."""
+    lines = [l for l in (read(os.path.join(d, "rx.json"), "") or "").splitlines() if l.strip()]
+    try:
+        st = {json.loads(l)["state"]: json.loads(l) for l in lines}
+    except ValueError as e:
+        c.check("multiqueue receiver output readable", False, str(e))
+        return
+    held, done = st.get("held"), st.get("done")
+    rc = (read(os.path.join(d, "rx.rc"), "") or "").strip()
+    if not c.check("multiqueue receiver exit status 0 and both reports", rc == "0" and
+                   held is not None and done is not None, "rc=%s" % rc, "see %s/rx.log" % d):
+        return
+    flows = done["flows"]
+    want_ports = {MQ_PORT0 + q for q in MQ_QUEUES}
+    c.check("4 flows on ports 5301..5304, each its size in full, verified",
+            {f["port"] for f in flows} == want_ports and
+            all(f["done"] and f["bytes"] == (f["port"] - MQ_PORT0) * MIB and
+                not f["mismatches"] and not f["linear_bytes"] and not f["wrong_binding"]
+                for f in flows),
+            "; ".join("port %d: %d bytes, %d frags, %d niovs, %d mismatches, %d linear" % (
+                f["port"], f["bytes"], f["frags"], f["niovs"], f["mismatches"],
+                f["linear_bytes"]) for f in flows))
+    c.check("every held token returned", done["tokens_returned"] == sum(f["tokens"] for f in flows),
+            "%d of %d" % (done["tokens_returned"], sum(f["tokens"] for f in flows)))
+    bid = done["binding_id"]
+    snaps = [x for x in snapshots(os.path.join(d, "devmemtop-live.json"))
+             if any(b.get("id") == bid for b in x.get("bindings", []))]
+    if not c.check("devmemtop saw the binding while the tokens were held", bool(snaps),
+                   hint="see %s/devmemtop-live.log" % d):
+        return
+    last = snaps[-1]
+    b = [x for x in last["bindings"] if x.get("id") == bid][0]
+    pools = [p for p in last.get("pools", []) if p.get("binding_id") == bid]
+    by_q = {p.get("queue"): p for p in pools}
+    c.check("devmemtop: 4 pools of one binding on queues 1..4", b.get("pools") == 4 and
+            sorted(q for q in by_q if q is not None) == list(MQ_QUEUES),
+            "binding %s: %s pools, queues %s" % (bid, b.get("pools"), sorted(
+                (q for q in by_q if q is not None))))
+    total = sum(p.get("inflight", 0) for p in pools)
+    c.check("devmemtop: binding in_pools == sum of its pools' inflight",
+            b.get("in_pools") == total and total > 0,
+            "in_pools %s, pools %s" % (b.get("in_pools"), " + ".join(
+                "q%s:%s" % (p.get("queue"), p.get("inflight")) for p in pools)))
+    for f in sorted(flows, key=lambda f: f["port"]):
+        q = f["port"] - MQ_PORT0
+        p = by_q.get(q)
+        inf = None if p is None else p.get("inflight")
+        c.check("flow to port %d landed on queue %d" % (f["port"], q),
+                inf is not None and f["niovs"] <= inf <= f["niovs"] + MQ_SLACK,
+                "queue %d pool inflight %s, flow's net_iovs %d (+%d allowed)"
+                % (q, inf, f["niovs"], MQ_SLACK))
+    nl = last_json(os.path.join(d, "pools-held.json")) or []
+    nl_by_id = {p["id"]: p["inflight"] for p in nl if p.get("dmabuf") == bid}
+    c.check("devmemtop pool inflight == netlink page-pool-get, tokens held",
+            len(nl_by_id) == 4 and all(nl_by_id.get(p["id"]) == p.get("inflight") for p in pools),
+            "; ".join("pool %s: devmemtop %s, netlink %s" % (p["id"], p.get("inflight"),
+                                                             nl_by_id.get(p["id"])) for p in pools))
+    check_trace(c, d, "multiqueue")
+    gate_spec(c, d, "multiqueue", os.path.join(REPO, "specs", "lab-multiqueue.yaml"), [])
+
+
+def gate_spec(c, d, name, spec, want):
+    rec = os.path.join(d, "devmemtop.dmtrec")
+    if not c.check("devmemtop gate %s: recording made" % name, os.path.exists(rec),
+                   hint="see %s/devmemtop-record.log" % d):
+        return
+    out = os.path.join(d, "gate.json")
+    p = subprocess.run([DEVMEMTOP, "gate", "--spec", spec, "--from", rec, "--json", out,
+                        "--junit", os.path.join(d, "gate.xml")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(d, "gate.txt"), "w") as f:
+        f.write(p.stdout)
+    try:
+        with open(out) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        c.check("devmemtop gate %s result" % name, False, "exit %d (%s)" % (p.returncode, e))
+        return
+    failed = sorted({r["metric"] for r in res.get("thresholds", []) if r["status"] != "PASS"})
+    c.check("devmemtop gate %s fails exactly the documented rows" % name,
+            failed == want and res.get("result") == ("fail" if want else "pass"),
+            "result %s, failing: %s" % (res.get("result"), failed or "none"),
+            "expected failing: %s" % (want or "none"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True, help="the kernel's output dir")
@@ -224,7 +318,7 @@ def main():
     except ValueError:
         print("assert_ncdevmem.py: --patched-only wants two numbers", file=sys.stderr)
         return 2
-    mine = [s for s in a.scenarios if s in ("ncdevmem", "nickit")]
+    mine = [s for s in a.scenarios if s in ("ncdevmem", "nickit", "multiqueue")]
     if not mine:
         return 0
     has_patched_only = a.kernel == "patched" and np > nb
@@ -238,6 +332,12 @@ def main():
             c.check("%s scenario ran" % s, False, "no %s" % d)
         elif s == "nickit":
             check_kit(c, d, has_patched_only)
+        elif s == "multiqueue":
+            if os.access(DEVMEMTOP, os.X_OK):
+                check_multiqueue(c, d)
+            else:
+                c.skip("multiqueue checks", "%s not built (run the top-level make first)"
+                       % DEVMEMTOP)
         else:
             r = results(d)
             check_run(c, d, r)
@@ -249,7 +349,7 @@ def main():
             else:
                 c.skip("ncdevmem devmemtop checks",
                        "%s not built (run the top-level make first)" % DEVMEMTOP)
-    print("ncdevmem/nickit: %d passed, %d failed, %d skipped"
+    print("ncdevmem/nickit/multiqueue: %d passed, %d failed, %d skipped"
           % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0
 

@@ -61,8 +61,8 @@ if [ -x "$NCDEVMEM" ] && [ -x "$REPO_DIR/build/lab/lab-hds" ] && [ -x /usr/sbin/
 	copy_with_libs /usr/sbin/ethtool
 	mkdir -p "$stage/usr/sbin"
 	mv "$stage/lab/bin/ethtool" "$stage/usr/sbin/ethtool"
-	cp "$REPO_DIR/build/lab/lab-hds" "$LAB_DIR/guest/ethtool" "$LAB_DIR/guest/sudo" \
-		"$stage/lab/bin/"
+	cp "$REPO_DIR/build/lab/lab-hds" "$REPO_DIR/build/lab/lab-mqrx" \
+		"$LAB_DIR/guest/ethtool" "$LAB_DIR/guest/sudo" "$stage/lab/bin/"
 	echo "ncdevmem: included ($NCDEVMEM)" >&2
 else
 	echo "ncdevmem: not included (build/lab/ncdevmem, build/lab/lab-hds or /usr/sbin/ethtool missing): its scenario will SKIP" >&2

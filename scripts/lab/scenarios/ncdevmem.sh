@@ -108,7 +108,6 @@ bid=$(sed -n 's/^got dmabuf id=\([0-9]*\)$/\1/p' $LOG | tail -1)
 for i in $(seq 50); do
 	devmem-traffic pools >$D/pools-after.json
 	[ -n "$bid" ] && ! grep -q "\"dmabuf\":$bid[,}]" $D/pools-after.json && break
-	[ $i = 10 ] && lab_flush_defer
 	sleep 0.2
 done
 sleep 1		# one more recorder interval sees the binding freed
