@@ -282,8 +282,14 @@ int main(int argc, char **argv)
 			ifindex = if_nametoindex(optarg);
 			break;
 		case 'q':
-			for (s = strtok(optarg, ","); s && nq < MAX_QUEUES; s = strtok(NULL, ","))
-				queues[nq++] = strtoul(s, NULL, 10);
+			for (s = strtok(optarg, ","); s; s = strtok(NULL, ",")) {
+				queues[nq] = strtoul(s, &end, 10);
+				if (*end || end == s || nq == MAX_QUEUES) {
+					fprintf(stderr, "lab-mqrx: bad --queues (1..16 numbers)\n");
+					return 2;
+				}
+				nq++;
+			}
 			break;
 		case 'p':
 			port = atoi(optarg);
@@ -295,6 +301,8 @@ int main(int argc, char **argv)
 			size = strtoul(optarg, &end, 10);
 			if (*end == 'M')
 				size <<= 20;
+			else if (*end)
+				size = 0;	/* refused below */
 			break;
 		case 't':
 			timeout = atoi(optarg);
