@@ -21,7 +21,8 @@ TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       openssl)			# exporter TLS tests: certificates made at test time
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
-     libssl-dev cpio xz-utils ccache python3 kmod rsync)
+     libssl-dev cpio xz-utils ccache python3 kmod rsync
+     libmnl-dev python3-jsonschema)	# ncdevmem: includes libmnl.h; YNL code generator
 
 want=("${BUILD[@]}")
 case "${1:-}" in

@@ -45,5 +45,28 @@ else
 	echo "devmemtop: not included ($DEVMEMTOP missing): its checks will SKIP" >&2
 fi
 
+# The independent peer (scenarios/ncdevmem.sh): ncdevmem from the pinned
+# source with lab-hds (scripts/lab/ncdevmem/build.sh), Debian's ethtool
+# behind the guest's ethtool wrapper, and a sudo that only runs its
+# arguments (ncdevmem calls "sudo ethtool"; the guest is all root).
+NCDEVMEM=$REPO_DIR/build/lab/ncdevmem
+cp "$LAB_DIR/guest/mq.sh" "$LAB_DIR/guest/ncdevmem-run.sh" "$stage/lab/guest/"
+# the NIC kit runs as on a host: bash, its script, the spec it gates with
+mkdir -p "$stage/lab/nic" "$stage/lab/specs"
+cp "$REPO_DIR/scripts/nic/validate.sh" "$stage/lab/nic/"
+cp "$REPO_DIR/specs/lab-ncdevmem.yaml" "$stage/lab/specs/"
+copy_with_libs /bin/bash
+if [ -x "$NCDEVMEM" ] && [ -x "$REPO_DIR/build/lab/lab-hds" ] && [ -x /usr/sbin/ethtool ]; then
+	copy_with_libs "$NCDEVMEM"
+	copy_with_libs /usr/sbin/ethtool
+	mkdir -p "$stage/usr/sbin"
+	mv "$stage/lab/bin/ethtool" "$stage/usr/sbin/ethtool"
+	cp "$REPO_DIR/build/lab/lab-hds" "$REPO_DIR/build/lab/lab-mqrx" \
+		"$LAB_DIR/guest/ethtool" "$LAB_DIR/guest/sudo" "$stage/lab/bin/"
+	echo "ncdevmem: included ($NCDEVMEM)" >&2
+else
+	echo "ncdevmem: not included (build/lab/ncdevmem, build/lab/lab-hds or /usr/sbin/ethtool missing): its scenario will SKIP" >&2
+fi
+
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

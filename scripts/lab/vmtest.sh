@@ -70,6 +70,9 @@ read_base
 t=$(date +%s)
 make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_DIR/build/lab-traffic-build.log" ||
 	{ cat "$REPO_DIR/build/lab-traffic-build.log" >&2; die "building devmem-traffic failed"; }
+# ncdevmem (the kernel's devmem selftest server) from the pinned source
+"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
+	{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
 
 # Kernels: flavor -> build dir; patched is skipped when it equals baseline.
 declare -A KDIR
@@ -125,6 +128,7 @@ failed=0
 for f in "${flavors[@]}"; do
 	d=$OUT/$f
 	rm -rf "$d" && mkdir -p "$d"
+	cp "${KDIR[$f]}/.config" "$d/kconfig"	# the NIC kit reads the booted kernel's config
 	log "running ${SCENARIOS[*]} on the $f kernel (console: $d/console.log)"
 	t=$(date +%s)
 	rc=0
@@ -135,6 +139,10 @@ for f in "${flavors[@]}"; do
 		--kunit-parser "$SRC_REPO/tools/testing/kunit/kunit.py" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 	python3 "$LAB_DIR/assert_devmemtop.py" --dir "$d" --kernel "$f" \
+		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
+	# the independent peer and the NIC kit (scenarios/ncdevmem.sh, nickit.sh)
+	python3 "$LAB_DIR/assert_ncdevmem.py" --dir "$d" --kernel "$f" \
 		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 done
