@@ -27,6 +27,19 @@ thresholds:
     expect: [count > 1000]
 YAML
 
+# The stream's python processes can take a second or more to connect on a
+# loaded machine: the light runs below start once the stream is flowing, so
+# their short windows cannot all fall before the first byte.
+stream_flowing() {
+	local i
+	for i in $(seq 1 100); do
+		[ -n "$(ip netns exec "$NS_RX" ss -Htn state established "( sport = :$PORT )")" ] &&
+			return 0
+		sleep 0.1
+	done
+	fail "the test stream did not connect within 10 s"
+}
+
 "$DMT" gate --mode light --spec "$TMPD/sampled.yaml" --duration 1s \
 	>"$TMPD/s.out" 2>"$TMPD/s.err"
 rc=$?
@@ -44,6 +57,7 @@ testbed_wait
 [ $rc = 0 ] || fail "default mode: exit $rc ($(cat "$TMPD/f.err" "$TMPD/f.out"))"
 
 testbed_traffic 4
+stream_flowing
 "$DMT" gate --mode light --sampling 20ms/500ms --spec "$TMPD/allowed.yaml" --duration 3s \
 	>"$TMPD/a.out" 2>"$TMPD/a.err"
 rc=$?
@@ -51,7 +65,8 @@ testbed_wait
 [ $rc = 0 ] || fail "allow_sampled and exact holds in light mode: exit $rc ($(cat "$TMPD/a.err" "$TMPD/a.out"))"
 # a light recording carries the mode and which metrics were sampled:
 # gate --from applies the same rule
-testbed_traffic 3
+testbed_traffic 4
+stream_flowing
 "$DMT" record --mode light --sampling 20ms/500ms -o "$TMPD/l.dmtrec" -d 2s 2>"$TMPD/r.err" ||
 	fail "record --mode light: $(cat "$TMPD/r.err")"
 testbed_wait
