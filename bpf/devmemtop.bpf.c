@@ -125,6 +125,12 @@ static __always_inline void batch_add(struct dmt_batch_hist *h, __u32 n)
 {
 	if (n > DMT_BATCH_MAX)
 		n = DMT_BATCH_MAX;
+	/*
+	 * Index with the register that was bounded: clang may otherwise
+	 * compare one copy of n and index with another, which the verifier
+	 * rejects as unbounded (seen in dm_alloc's light-mode refill path).
+	 */
+	barrier_var(n);
 	__sync_fetch_and_add(&h->slots[n], 1);
 	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum, n);
