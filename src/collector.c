@@ -645,20 +645,9 @@ static void tokens_availability(const struct collector *c, struct dmt_availabili
 		  why_not(c, attached(c, P_TOK_DONTNEED_ENTRY) ? P_TOK_DONTNEED_EXIT :
 			  P_TOK_DONTNEED_ENTRY));
 }
-static void fill_availability_light(const struct collector *c, struct dmt_availability *av);
-
-/* Which metrics the attached programs can give: one place, used everywhere. */
-static void fill_availability(const struct collector *c, struct dmt_availability *av)
+/* Page pool metrics, full mode: the per-page tracepoints. */
+static void pool_availability(const struct collector *c, struct dmt_availability *av)
 {
-	bool tp = attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE);
-	bool walk = c->ps[P_WALK_BINDING].loaded;
-	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
-
-	if (c->light) {
-		fill_availability_light(c, av);
-		return;
-	}
-
 	set_avail(&av[DMT_M_POOL_HOLDS], attached(c, P_PP_HOLD), "tp_btf/page_pool_state_hold",
 		  why_not(c, P_PP_HOLD));
 	set_avail(&av[DMT_M_POOL_RELEASES], attached(c, P_PP_RELEASE),
@@ -668,79 +657,14 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 						     P_PP_HOLD));
 	set_avail(&av[DMT_M_POOL_REFILL], attached(c, P_PP_HOLD),
 		  "pool->alloc.count at page_pool_state_hold", why_not(c, P_PP_HOLD));
-	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, P_PP_DESTROY), "tp_btf/page_pool_release",
-		  why_not(c, P_PP_DESTROY));
-	set_avail(&av[DMT_M_POOL_NID], attached(c, P_PP_NID), "tp_btf/page_pool_update_nid",
-		  why_not(c, P_PP_NID));
-
-	if (!c->have_devmem) {
-		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
-			set_avail(&av[m], false, "", nodev);
-		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", nodev);
-		set_avail(&av[DMT_M_DONTNEED_COST], false, "", nodev);
-	} else {
-		if (tp)
-			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
-		else
-			set_avail(&av[DMT_M_BIND_LIFECYCLE],
-				  attached(c, P_BIND_EXIT) && attached(c, P_BINDING_FREE_ENTRY),
-				  "fexit/net_devmem_bind_dmabuf", why_not(c, P_BIND_EXIT));
-		if (tp && attached(c, P_DM_ALLOC))
-			set_avail(&av[DMT_M_BIND_OCCUPANCY], true, "tp_btf/devmem_* free_niovs", "");
-		else
-			set_avail(&av[DMT_M_BIND_OCCUPANCY], walk, "bpf_loop walk of the binding",
-				  why_not(c, P_WALK_BINDING));
-		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, P_PP_HOLD) &&
-			  attached(c, P_PP_RELEASE), "sum of the binding's pools' inflight",
-			  why_not(c, P_PP_RELEASE));
-		tokens_availability(c, av);
-		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
-			  attached(c, P_MP_ALLOC_ENTRY) && attached(c, P_MP_ALLOC_EXIT),
-			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
-			  why_not(c, P_MP_ALLOC_EXIT));
-		set_avail(&av[DMT_M_BIND_FREE_LATENCY],
-			  attached(c, P_MP_RELEASE_ENTRY) && attached(c, P_MP_RELEASE_EXIT),
-			  "fentry+fexit/mp_dmabuf_devmem_release_page",
-			  why_not(c, P_MP_RELEASE_EXIT));
-		if (tp && attached(c, P_DM_ALLOC_FAIL))
-			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], true, "tp_btf/devmem_alloc_fail", "");
-		else
-			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, P_MP_ALLOC_EXIT),
-				  "fexit/mp_dmabuf_devmem_alloc_netmems",
-				  why_not(c, P_MP_ALLOC_EXIT));
-		if (tp && attached(c, P_DM_ALLOC))
-			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true, "tp_btf/devmem_alloc", "");
-		else
-			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, P_MP_ALLOC_EXIT),
-				  "fexit/mp_dmabuf_devmem_alloc_netmems",
-				  why_not(c, P_MP_ALLOC_EXIT));
-		if (tp && attached(c, P_DM_FREE))
-			set_avail(&av[DMT_M_BIND_LEAKS], true, "tp_btf/devmem_binding_unbind/free",
-				  "");
-		else
-			set_avail(&av[DMT_M_BIND_LEAKS], attached(c, P_UNBIND_ENTRY) &&
-				  attached(c, P_BINDING_FREE_ENTRY),
-				  "fentry/net_devmem_unbind_dmabuf + binding free",
-				  why_not(c, P_BINDING_FREE_ENTRY));
-		if (tp && attached(c, P_DM_DONTNEED))
-			set_avail(&av[DMT_M_DONTNEED_TOKENS], true, "tp_btf/devmem_dontneed", "");
-		else
-			set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, P_DONTNEED_EXIT),
-				  "fexit/sock_devmem_dontneed", why_not(c, P_DONTNEED_EXIT));
-	}
-	set_avail(&av[DMT_M_NETLINK], c->nl != NULL, "netdev genl page-pool-get", c->nl_why);
 }
 
 /*
- * Light mode: what is exact (read at snapshot time, or one event per call),
- * what is sampled (the per-page tracepoints inside the sampling windows) and
- * what is unavailable (needs a per-niov hook).
+ * Page pool metrics, light mode: exact where read at snapshot time, sampled
+ * where they come from the per-page tracepoints inside the sampling windows.
  */
-static void fill_availability_light(const struct collector *c, struct dmt_availability *av)
+static void pool_availability_light(const struct collector *c, struct dmt_availability *av)
 {
-	bool tp = attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE);
-	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
-	const char *per_niov = "per-niov hook: not attached in light mode";
 	char sampled[64];
 
 	snprintf(sampled, sizeof(sampled), "page_pool_state_hold %llums every %llums",
@@ -757,62 +681,99 @@ static void fill_availability_light(const struct collector *c, struct dmt_availa
 	/* sampled as a whole as soon as any pool's batches are */
 	set_avail(&av[DMT_M_POOL_REFILL], true, sampled, "");
 	av[DMT_M_POOL_REFILL].sampled = true;
-	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, P_PP_DESTROY), "tp_btf/page_pool_release",
-		  why_not(c, P_PP_DESTROY));
-	set_avail(&av[DMT_M_POOL_NID], attached(c, P_PP_NID), "tp_btf/page_pool_update_nid",
-		  why_not(c, P_PP_NID));
+}
+
+/*
+ * Binding metrics. Light mode differs where the full mode needs a per-page,
+ * per-niov or per-token program: occupancy comes from the walk, in-pools
+ * from the pools' counters, frag tokens and free latency are unavailable.
+ */
+static void binding_availability(const struct collector *c, struct dmt_availability *av)
+{
+	bool tp = attached(c, P_DM_ALLOC) && attached(c, P_DM_CREATE);
+	bool walk = c->ps[P_WALK_BINDING].loaded;
+	const char *nodev = "kernel has no devmem (CONFIG_NET_DEVMEM)";
+
 	if (!c->have_devmem) {
 		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
 			set_avail(&av[m], false, "", nodev);
 		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", nodev);
 		set_avail(&av[DMT_M_DONTNEED_COST], false, "", nodev);
-	} else {
-		if (tp)
-			set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
-		else
-			set_avail(&av[DMT_M_BIND_LIFECYCLE],
-				  attached(c, P_BIND_EXIT) && attached(c, P_BINDING_FREE_ENTRY),
-				  "fexit/net_devmem_bind_dmabuf", why_not(c, P_BIND_EXIT));
-		set_avail(&av[DMT_M_BIND_OCCUPANCY], c->ps[P_WALK_BINDING].loaded,
-			  "binding walk at snapshot", why_not(c, P_WALK_BINDING));
+		return;
+	}
+	if (tp)
+		set_avail(&av[DMT_M_BIND_LIFECYCLE], true, "tp_btf/devmem_binding_*", "");
+	else
+		set_avail(&av[DMT_M_BIND_LIFECYCLE],
+			  attached(c, P_BIND_EXIT) && attached(c, P_BINDING_FREE_ENTRY),
+			  "fexit/net_devmem_bind_dmabuf", why_not(c, P_BIND_EXIT));
+	if (c->light)
+		set_avail(&av[DMT_M_BIND_OCCUPANCY], walk, "binding walk at snapshot",
+			  why_not(c, P_WALK_BINDING));
+	else if (tp && attached(c, P_DM_ALLOC))
+		set_avail(&av[DMT_M_BIND_OCCUPANCY], true, "tp_btf/devmem_* free_niovs", "");
+	else
+		set_avail(&av[DMT_M_BIND_OCCUPANCY], walk, "bpf_loop walk of the binding",
+			  why_not(c, P_WALK_BINDING));
+	if (c->light) {
 		set_avail(&av[DMT_M_BIND_IN_POOLS], true, "sum of the binding's pools' inflight",
 			  "");
 		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "", LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_DONTNEED_COST], false, "", LIGHT_NO_TOKENS);
-		set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
-			  attached(c, P_MP_ALLOC_ENTRY) && attached(c, P_MP_ALLOC_EXIT),
-			  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems",
-			  why_not(c, P_MP_ALLOC_EXIT));
-		set_avail(&av[DMT_M_BIND_FREE_LATENCY], false, "", per_niov);
-		if (tp && attached(c, P_DM_ALLOC_FAIL))
-			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], true, "tp_btf/devmem_alloc_fail", "");
-		else
-			set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, P_MP_ALLOC_EXIT),
-				  "fexit/mp_dmabuf_devmem_alloc_netmems",
-				  why_not(c, P_MP_ALLOC_EXIT));
-		/* niov frees: the binding's pools' release counters */
-		if (tp && attached(c, P_DM_ALLOC))
-			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true,
-				  "tp_btf/devmem_alloc; frees: pool counters", "");
-		else
-			set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, P_MP_ALLOC_EXIT),
-				  "fexit/mp_dmabuf_devmem_alloc_netmems",
-				  why_not(c, P_MP_ALLOC_EXIT));
-		if (tp && attached(c, P_DM_FREE))
-			set_avail(&av[DMT_M_BIND_LEAKS], true, "tp_btf/devmem_binding_unbind/free",
-				  "");
-		else
-			set_avail(&av[DMT_M_BIND_LEAKS], attached(c, P_UNBIND_ENTRY) &&
-				  attached(c, P_BINDING_FREE_ENTRY),
-				  "fentry/net_devmem_unbind_dmabuf + binding free",
-				  why_not(c, P_BINDING_FREE_ENTRY));
-		if (tp && attached(c, P_DM_DONTNEED))
-			set_avail(&av[DMT_M_DONTNEED_TOKENS], true, "tp_btf/devmem_dontneed", "");
-		else
-			set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, P_DONTNEED_EXIT),
-				  "fexit/sock_devmem_dontneed", why_not(c, P_DONTNEED_EXIT));
+		set_avail(&av[DMT_M_BIND_FREE_LATENCY], false, "",
+			  "per-niov hook: not attached in light mode");
+	} else {
+		set_avail(&av[DMT_M_BIND_IN_POOLS], attached(c, P_PP_HOLD) &&
+			  attached(c, P_PP_RELEASE), "sum of the binding's pools' inflight",
+			  why_not(c, P_PP_RELEASE));
+		tokens_availability(c, av);
+		set_avail(&av[DMT_M_BIND_FREE_LATENCY],
+			  attached(c, P_MP_RELEASE_ENTRY) && attached(c, P_MP_RELEASE_EXIT),
+			  "fentry+fexit/mp_dmabuf_devmem_release_page",
+			  why_not(c, P_MP_RELEASE_EXIT));
 	}
+	set_avail(&av[DMT_M_BIND_ALLOC_LATENCY],
+		  attached(c, P_MP_ALLOC_ENTRY) && attached(c, P_MP_ALLOC_EXIT),
+		  "fentry+fexit/mp_dmabuf_devmem_alloc_netmems", why_not(c, P_MP_ALLOC_EXIT));
+	if (tp && attached(c, P_DM_ALLOC_FAIL))
+		set_avail(&av[DMT_M_BIND_ALLOC_FAIL], true, "tp_btf/devmem_alloc_fail", "");
+	else
+		set_avail(&av[DMT_M_BIND_ALLOC_FAIL], attached(c, P_MP_ALLOC_EXIT),
+			  "fexit/mp_dmabuf_devmem_alloc_netmems", why_not(c, P_MP_ALLOC_EXIT));
+	/* light mode: niov frees are the binding's pools' release counters */
+	if (tp && attached(c, P_DM_ALLOC))
+		set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], true, c->light ?
+			  "tp_btf/devmem_alloc; frees: pool counters" : "tp_btf/devmem_alloc", "");
+	else
+		set_avail(&av[DMT_M_BIND_PROVIDER_CALLS], attached(c, P_MP_ALLOC_EXIT),
+			  "fexit/mp_dmabuf_devmem_alloc_netmems", why_not(c, P_MP_ALLOC_EXIT));
+	if (tp && attached(c, P_DM_FREE))
+		set_avail(&av[DMT_M_BIND_LEAKS], true, "tp_btf/devmem_binding_unbind/free", "");
+	else
+		set_avail(&av[DMT_M_BIND_LEAKS], attached(c, P_UNBIND_ENTRY) &&
+			  attached(c, P_BINDING_FREE_ENTRY),
+			  "fentry/net_devmem_unbind_dmabuf + binding free",
+			  why_not(c, P_BINDING_FREE_ENTRY));
+	if (tp && attached(c, P_DM_DONTNEED))
+		set_avail(&av[DMT_M_DONTNEED_TOKENS], true, "tp_btf/devmem_dontneed", "");
+	else
+		set_avail(&av[DMT_M_DONTNEED_TOKENS], attached(c, P_DONTNEED_EXIT),
+			  "fexit/sock_devmem_dontneed", why_not(c, P_DONTNEED_EXIT));
+}
+
+/* Which metrics the attached programs can give: one place, used everywhere. */
+static void fill_availability(const struct collector *c, struct dmt_availability *av)
+{
+	if (c->light)
+		pool_availability_light(c, av);
+	else
+		pool_availability(c, av);
+	set_avail(&av[DMT_M_POOL_DESTROY], attached(c, P_PP_DESTROY), "tp_btf/page_pool_release",
+		  why_not(c, P_PP_DESTROY));
+	set_avail(&av[DMT_M_POOL_NID], attached(c, P_PP_NID), "tp_btf/page_pool_update_nid",
+		  why_not(c, P_PP_NID));
+	binding_availability(c, av);
 	set_avail(&av[DMT_M_NETLINK], c->nl != NULL, "netdev genl page-pool-get", c->nl_why);
 }
 
