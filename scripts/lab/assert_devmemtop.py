@@ -65,6 +65,24 @@ def last_json(path):
         return None
 
 
+def gate_from(spec, rec, d, junit=True):
+    """devmemtop gate --spec SPEC --from REC, its output in D/gate.txt, its
+    JSON result in D/gate.json (and JUnit in D/gate.xml). Returns (result,
+    exit status, error): result None with the error when there is no JSON."""
+    out = os.path.join(d, "gate.json")
+    cmd = [DEVMEMTOP, "gate", "--spec", spec, "--from", rec, "--json", out]
+    if junit:
+        cmd += ["--junit", os.path.join(d, "gate.xml")]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(d, "gate.txt"), "w") as f:
+        f.write(p.stdout)
+    try:
+        with open(out) as f:
+            return json.load(f), p.returncode, None
+    except (OSError, ValueError) as e:
+        return None, p.returncode, e
+
+
 def gate(c, d, scenario, has_patched_only):
     name = "devmemtop gate %s" % scenario
     rec = os.path.join(d, "devmemtop.dmtrec")
@@ -76,25 +94,17 @@ def gate(c, d, scenario, has_patched_only):
         log = os.path.join(d, "devmemtop-record.log")
         c.check(name + " recording made", False, hint="no %s (see %s)" % (rec, log))
         return
-    out = os.path.join(d, "gate.json")
-    p = subprocess.run([DEVMEMTOP, "gate", "--spec", spec, "--from", rec, "--json", out,
-                        "--junit", os.path.join(d, "gate.xml")],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    with open(os.path.join(d, "gate.txt"), "w") as f:
-        f.write(p.stdout)
-    try:
-        with open(out) as f:
-            res = json.load(f)
-    except (OSError, ValueError) as e:
+    res, rc, e = gate_from(spec, rec, d)
+    if res is None:
         c.check(name + " result", False, hint="exit %d, no JSON result (%s); output in %s/gate.txt"
-                % (p.returncode, e, d))
+                % (rc, e, d))
         return
     must_fail, may_fail = expected_verdict(scenario, has_patched_only)
     rows = res.get("thresholds", [])
     failed = {r["metric"] for r in rows if r["status"] != "PASS"}
     want = "fail" if failed else "pass"
     c.check(name + " verdict consistent with its rows", res.get("result") == want,
-            "result %s (exit %d), failing rows: %s" % (res.get("result"), p.returncode,
+            "result %s (exit %d), failing rows: %s" % (res.get("result"), rc,
                                                       sorted(failed) or "none"))
     c.check(name + " failing rows are the documented ones",
             must_fail <= failed <= (must_fail | may_fail),

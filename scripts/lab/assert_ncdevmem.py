@@ -33,13 +33,12 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True	# no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from assert_lab import Checks, check_trace, read  # noqa: E402
-from assert_devmemtop import DEVMEMTOP, REPO, last_json, snapshots  # noqa: E402
+from assert_devmemtop import DEVMEMTOP, REPO, gate_from, last_json, snapshots  # noqa: E402
 
 SPEC = os.path.join(REPO, "specs", "lab-ncdevmem.yaml")
 BOUND_FIRST, BOUND_COUNT = 8, 8		# ncdevmem's defaults: -t 8 -q 8
@@ -140,18 +139,10 @@ def check_gate(c, d, has_patched_only):
         return
     c.check("devmemtop record ncdevmem exit status",
             (read(os.path.join(d, "devmemtop-record.rc"), "") or "").strip() == "0")
-    out = os.path.join(d, "gate.json")
-    p = subprocess.run([DEVMEMTOP, "gate", "--spec", SPEC, "--from", rec, "--json", out,
-                        "--junit", os.path.join(d, "gate.xml")],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    with open(os.path.join(d, "gate.txt"), "w") as f:
-        f.write(p.stdout)
-    try:
-        with open(out) as f:
-            res = json.load(f)
-    except (OSError, ValueError) as e:
+    res, rc, e = gate_from(SPEC, rec, d)
+    if res is None:
         c.check(name + " result", False, hint="exit %d, no JSON (%s); see %s/gate.txt"
-                % (p.returncode, e, d))
+                % (rc, e, d))
         return
     rows = res.get("thresholds", [])
     failed = sorted({r["metric"] for r in rows if r["status"] != "PASS"})
@@ -159,7 +150,7 @@ def check_gate(c, d, has_patched_only):
     want = [] if has_patched_only else ["binding.niovs_per_call", "pool.refill_batch"]
     c.check(name + " fails exactly the documented rows for this kernel",
             failed == want and res.get("result") == ("fail" if want else "pass"),
-            "result %s (exit %d), failing: %s" % (res.get("result"), p.returncode,
+            "result %s (exit %d), failing: %s" % (res.get("result"), rc,
                                                  failed or "none"),
             "expected failing: %s" % (want or "none"))
 
@@ -287,17 +278,9 @@ def gate_spec(c, d, name, spec, want):
     if not c.check("devmemtop gate %s: recording made" % name, os.path.exists(rec),
                    hint="see %s/devmemtop-record.log" % d):
         return
-    out = os.path.join(d, "gate.json")
-    p = subprocess.run([DEVMEMTOP, "gate", "--spec", spec, "--from", rec, "--json", out,
-                        "--junit", os.path.join(d, "gate.xml")],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    with open(os.path.join(d, "gate.txt"), "w") as f:
-        f.write(p.stdout)
-    try:
-        with open(out) as f:
-            res = json.load(f)
-    except (OSError, ValueError) as e:
-        c.check("devmemtop gate %s result" % name, False, "exit %d (%s)" % (p.returncode, e))
+    res, rc, e = gate_from(spec, rec, d)
+    if res is None:
+        c.check("devmemtop gate %s result" % name, False, "exit %d (%s)" % (rc, e))
         return
     failed = sorted({r["metric"] for r in res.get("thresholds", []) if r["status"] != "PASS"})
     c.check("devmemtop gate %s fails exactly the documented rows" % name,

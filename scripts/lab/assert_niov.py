@@ -144,17 +144,14 @@ def gate(c, run_dir, size):
     """specs/lab-sweep.yaml on one run's recording: 64 KiB must pass, 4 KiB
     must fail on exactly SWEEP_4K_FAILS."""
     rec = os.path.join(run_dir, "devmemtop.dmtrec")
-    out = os.path.join(run_dir, "gate.json")
-    p = subprocess.run([DEVMEMTOP, "gate", "--spec", SWEEP_SPEC, "--from", rec, "--json", out],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    with open(os.path.join(run_dir, "gate.txt"), "w") as f:
-        f.write(p.stdout)
-    try:
-        with open(out) as f:
-            res = json.load(f)
-    except (OSError, ValueError) as e:
+    # imported here: assert_lab imports this module, assert_devmemtop imports assert_lab
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from assert_devmemtop import gate_from  # pylint: disable=import-outside-toplevel
+
+    res, rc, e = gate_from(SWEEP_SPEC, rec, run_dir, junit=False)
+    if res is None:
         c.check("sweep gate %s" % os.path.basename(run_dir), False,
-                "exit %d, no JSON (%s), see %s/gate.txt" % (p.returncode, e, run_dir))
+                "exit %d, no JSON (%s), see %s/gate.txt" % (rc, e, run_dir))
         return
     failed = {r["metric"] for r in res.get("thresholds", []) if r["status"] != "PASS"}
     rows = "; ".join("%s %s: %s" % (r["metric"], r["expr"], r["observed"])
