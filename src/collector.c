@@ -7,6 +7,7 @@
  * makes its metrics "unavailable: <reason>" instead of failing the tool.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,7 @@ struct prog_state {
 	bool wanted;		/* probe said it can work */
 	bool loaded;
 	bool attached;
+	bool ran;		/* attached now or once (light windows): has run stats */
 	char why[160];		/* why not wanted / not attached */
 };
 
@@ -170,6 +172,7 @@ struct collector {
 	struct netdev_nl *nl;
 	char nl_why[128];
 	int stats_fd;
+	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
 	bool bpf_stats;
 	enum dmt_attach_mode mode;
 	struct prog_state ps[N_PROGS];
@@ -575,6 +578,7 @@ static void attach_all(struct collector *c)
 			continue;
 		}
 		s->attached = true;
+		s->ran = true;
 	}
 }
 
@@ -808,6 +812,7 @@ struct collector *collector__new(const struct collector_opts *opts)
 	if (opts)
 		c->opts = *opts;
 	c->stats_fd = -1;
+	c->stats_sysctl_fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
 	c->rates = rate_tracker__new();
 	c->bindings = binding_memory__new();
 	if (!c->rates || !c->bindings) {
@@ -1016,6 +1021,8 @@ static void light_window(struct collector *c)
 		if (!ps->link)
 			coll_log(c, 1, "window: attach %s failed: %s", progs[ids[k]].name,
 				 strerror(errno));
+		else
+			ps->ran = true;
 	}
 	nanosleep(&ts, NULL);
 	for (int k = 0; k < 2; k++) {
@@ -1098,9 +1105,6 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 		if (v.flags & DMT_POOL_GONE)
 			snapbuild_slot_release(&c->slots[i], v.addr);
 	}
-	gone = calloc(DMT_MAX_POOLS, sizeof(*gone));
-	if (!gone)
-		return -ENOMEM;
 	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
 	     r = bpf_map_get_next_key(fd, &key, &next)) {
 		key = next;
@@ -1114,8 +1118,14 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 		err = snapbuild_add_pool(s, &cap, &v);
 		if (err)
 			goto out;
-		if ((v.flags & DMT_POOL_GONE) && n_gone < DMT_MAX_POOLS)
-			gone[n_gone++] = key;
+		if (!(v.flags & DMT_POOL_GONE) || n_gone >= DMT_MAX_POOLS)
+			continue;
+		/* allocated when first needed: most snapshots have no pool to forget */
+		if (!gone && !(gone = calloc(DMT_MAX_POOLS, sizeof(*gone)))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		gone[n_gone++] = key;
 	}
 	for (size_t i = 0; i < n_gone; i++)
 		bpf_map_delete_elem(fd, &gone[i]);
@@ -1390,17 +1400,29 @@ static int read_bindings(struct collector *c, struct dmt_snapshot *s)
 	return err;
 }
 
+/* kernel.bpf_stats_enabled, from a file kept open: no open/stdio per snapshot */
+static int bpf_stats_sysctl(struct collector *c)
+{
+	char buf[16];
+	ssize_t n;
+
+	if (c->stats_sysctl_fd < 0)
+		return 0;
+	n = pread(c->stats_sysctl_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return atoi(buf) != 0;
+}
+
+/*
+ * Run time and count per program. Only programs that were ever attached
+ * can have run: the others are listed without a syscall each (light mode
+ * loads every program and attaches a few).
+ */
 static void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
 {
-	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
-	int on = 0;
-
-	if (f) {
-		if (fscanf(f, "%d", &on) != 1)
-			on = 0;
-		fclose(f);
-	}
-	s->bpf_stats_enabled = on || c->stats_fd >= 0;
+	s->bpf_stats_enabled = bpf_stats_sysctl(c) || c->stats_fd >= 0;
 	s->progs = calloc(N_PROGS, sizeof(*s->progs));
 	if (!s->progs)
 		return;
@@ -1413,7 +1435,8 @@ static void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
 			continue;
 		snprintf(ps->name, sizeof(ps->name), "%s", progs[i].name);
 		ps->attached = c->ps[i].attached;
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(c->ps[i].prog), &info, &len)) {
+		if (c->ps[i].ran &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(c->ps[i].prog), &info, &len)) {
 			ps->run_time_ns = info.run_time_ns;
 			ps->run_cnt = info.run_cnt;
 		}
@@ -1490,6 +1513,8 @@ void collector__free(struct collector *c)
 	netdev_nl__free(c->nl);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
+	if (c->stats_sysctl_fd >= 0)
+		close(c->stats_sysctl_fd);
 	for (size_t i = 0; i < c->n_log; i++)
 		free(c->log[i]);
 	free(c->log);

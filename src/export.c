@@ -51,7 +51,6 @@
 #define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
 #define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
-#define EXPORT_TICK_NS		(250ULL * 1000000ULL)
 #define SCRAPE_TAIL_MAX		2048	/* the per-scrape lines after the shared text */
 
 struct exporter_opts {
@@ -87,7 +86,11 @@ struct exporter {
 	pthread_mutex_t conn_lock;
 	struct conn_track conns;	/* list head */
 	uint64_t timed_out;		/* atomic: connections shut down */
+	pthread_t main_thread;		/* sleeps until the next deadline */
 };
+
+/* Wakes the main thread for a new deadline (blocked everywhere, taken by sigtimedwait). */
+#define EXPORT_WAKE_SIG		SIGUSR2
 
 /* "127.0.0.1:9435", "[::1]:9435", "localhost:9435"; 0 or -errno + msg. */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
@@ -192,6 +195,7 @@ static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, 
 	pthread_mutex_init(&ex->conn_lock, NULL);
 	ex->conns.next = ex->conns.prev = &ex->conns;
 	ex->interval_s = o->interval_s;
+	ex->main_thread = pthread_self();
 	ex->pb = publisher__new(o->interval_s);
 	if (!ex->pb) {
 		err = -ENOMEM;
@@ -295,6 +299,8 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
 		ex->conns.next = t;
 		pthread_mutex_unlock(&ex->conn_lock);
 		*socket_context = t;
+		/* its deadline may come before the main thread's next wake-up */
+		pthread_kill(ex->main_thread, EXPORT_WAKE_SIG);
 		return;
 no_track:
 		/* still served, only without the deadline (idle timeout applies) */
@@ -345,21 +351,28 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
  * closes them. One still sending its request gets a 408 first: it cannot
  * be idle (libmicrohttpd closes idle ones a second earlier), so it is
  * dripping a request, and no response of ours can be on its way (the
- * handler takes conn_lock to start one).
+ * handler takes conn_lock to start one). Returns the next deadline
+ * (monotonic ns), UINT64_MAX when no connection has one.
  */
-static void exporter__reap(struct exporter *ex)
+static uint64_t exporter__reap(struct exporter *ex)
 {
 	static const char msg408[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
 				     "Content-Type: text/plain; charset=utf-8\r\n"
 				     "Content-Length: 16\r\n\r\nrequest timeout\n";
 	/* a second of grace: idle keep-alive connections are libmicrohttpd's to close */
 	uint64_t now = now_mono_ns(), limit = (ex->http_timeout_s + 1) * 1000000000ULL;
+	uint64_t next = UINT64_MAX;
 	struct conn_track *t;
 
 	pthread_mutex_lock(&ex->conn_lock);
 	for (t = ex->conns.next; t != &ex->conns; t = t->next) {
-		if (t->reaped || now < t->since_ns || now - t->since_ns <= limit)
+		if (t->reaped)
 			continue;
+		if (now < t->since_ns || now - t->since_ns <= limit) {
+			if (t->since_ns + limit + 1 < next)
+				next = t->since_ns + limit + 1;
+			continue;
+		}
 		/* no plain-text 408 into a TLS stream */
 		if (!t->answering && !webcfg__tls(ex->web) && send(t->fd, msg408, sizeof(msg408) - 1,
 					  MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -371,6 +384,7 @@ static void exporter__reap(struct exporter *ex)
 			ex->http_timeout_s);
 	}
 	pthread_mutex_unlock(&ex->conn_lock);
+	return next;
 }
 
 static const char index_html[] =
@@ -823,6 +837,7 @@ int cmd_export(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, EXPORT_WAKE_SIG);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -875,15 +890,22 @@ int cmd_export(int argc, char **argv)
 		webcfg__tls(eo.web) ? "https" : "http", ex->addr_str,
 		dmt_mode_name(collector__mode(col)), eo.interval_s);
 
-	/* Snapshots every interval; the HTTP request deadline checked every tick. */
+	/*
+	 * Snapshots every interval; a connection's request deadline when it
+	 * comes. One wake-up per event, no tick: a wake-up costs ~50 us of
+	 * CPU on a VM, which an idle always-on exporter should not pay 4x a
+	 * second. A new connection wakes us (EXPORT_WAKE_SIG) for its deadline.
+	 */
 	for (uint64_t next = now_mono_ns() + interval_ns;;) {
-		uint64_t now = now_mono_ns(), wait;
+		uint64_t now, wait, reap_at;
 		struct timespec ts;
 		int sig;
 
-		exporter__reap(ex);
+		reap_at = exporter__reap(ex);
+		now = now_mono_ns();
 		if (now < next) {
-			wait = next - now < EXPORT_TICK_NS ? next - now : EXPORT_TICK_NS;
+			wait = (reap_at < next ? reap_at : next);
+			wait = wait > now ? wait - now : 0;
 			ts.tv_sec = wait / 1000000000ULL;
 			ts.tv_nsec = wait % 1000000000ULL;
 			sig = sigtimedwait(&sigs, NULL, &ts);

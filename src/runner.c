@@ -18,6 +18,10 @@ static void on_signal(int sig)
 	stop_sig = sig;
 }
 
+static void on_child(int sig)
+{
+}
+
 void run__describe_status(int status, char *buf, size_t len)
 {
 	if (WIFEXITED(status))
@@ -110,41 +114,69 @@ static int deliver(struct collector *c, struct dmt_snapshot *s, const struct run
 	return err;
 }
 
-/* Drain events (or sleep) until the deadline, a signal or the child's exit. */
+struct child_wait {
+	pid_t *child;
+	struct run_result *res;
+	bool exited;		/* the command exited during this wait */
+};
+
+/* The command exited (or a stop signal came): record how, and stop waiting. */
+static bool child_done(void *ctx)
+{
+	struct child_wait *w = ctx;
+	int status;
+
+	if (stop_sig)
+		return true;
+	if (*w->child > 0 && waitpid(*w->child, &status, WNOHANG) == *w->child) {
+		*w->child = -1;
+		w->res->cmd_status = status;
+		w->res->end = RUN_END_COMMAND;
+		w->exited = true;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Drain events (or sleep) until the deadline, a signal or the child's exit.
+ * Without events, one wake-up per deadline: SIGCHLD and the stop signals
+ * end the sleep (sleep_until), so nothing needs a polling tick.
+ */
 static int wait_until(struct collector *c, uint64_t deadline, const struct run_opts *o,
 		      struct run_result *res, pid_t *child)
 {
+	struct child_wait w = { .child = child, .res = res };
 	struct ev_ctx x = { .o = o, .res = res };
 	uint64_t now;
-	int n, status;
+	sigset_t sigs;
+	int n;
 
+	if (!o->events) {
+		sigemptyset(&sigs);
+		sigaddset(&sigs, SIGINT);
+		sigaddset(&sigs, SIGTERM);
+		sigaddset(&sigs, SIGCHLD);
+		sleep_until(deadline, &sigs, child_done, &w);
+		return w.exited;
+	}
 	while (!stop_sig && (now = now_mono_ns()) < deadline) {
 		uint64_t left_ms = (deadline - now + 999999) / 1000000;
 		int step = left_ms > 100 ? 100 : (int)left_ms;
 
-		if (o->events) {
-			n = collector__poll_events(c, step, ev_cb, &x);
-			if (x.err) {
-				snprintf(res->err, sizeof(res->err), "event sink failed: %s",
-					 strerror(-x.err));
-				return x.err;
-			}
-			if (n < 0 && n != -EINTR) {
-				snprintf(res->err, sizeof(res->err), "polling events failed: %s",
-					 strerror(-n));
-				return n;
-			}
-		} else {
-			struct timespec ts = { 0, step * 1000000L };
-
-			nanosleep(&ts, NULL);
+		n = collector__poll_events(c, step, ev_cb, &x);
+		if (x.err) {
+			snprintf(res->err, sizeof(res->err), "event sink failed: %s",
+				 strerror(-x.err));
+			return x.err;
 		}
-		if (*child > 0 && waitpid(*child, &status, WNOHANG) == *child) {
-			*child = -1;
-			res->cmd_status = status;
-			res->end = RUN_END_COMMAND;
-			return 1;
+		if (n < 0 && n != -EINTR) {
+			snprintf(res->err, sizeof(res->err), "polling events failed: %s",
+				 strerror(-n));
+			return n;
 		}
+		if (child_done(&w))
+			return w.exited;
 	}
 	return 0;
 }
@@ -172,6 +204,7 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 		 struct run_result *res)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	struct sigaction chld = { .sa_handler = on_child }, old_chld;
 	uint64_t start, next, stop_at = 0;
 	pid_t child = -1;
 	int err, r;
@@ -182,6 +215,8 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	/* a handler, so the child's exit interrupts the sleep (default: discarded) */
+	sigaction(SIGCHLD, &chld, &old_chld);
 
 	err = deliver(c, first, o, res);
 	if (err)
@@ -245,6 +280,7 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 		goto out_err;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
 	return 0;
 
 out_err:
@@ -252,5 +288,6 @@ out_err:
 	res->end = RUN_END_ERROR;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
 	return err;
 }

@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <locale.h>
 #include <ncurses.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -689,19 +688,21 @@ static void print_json(const struct dmt_snapshot *s)
 	json_object_put(o);
 }
 
-/* Sleep until deadline or a signal; in the UI, handle keys meanwhile. */
-static int wait_batch(uint64_t deadline)
+static bool top_exiting(void *ctx)
 {
-	while (!exiting) {
-		uint64_t now = now_mono_ns();
-		int ms;
+	return exiting;
+}
 
-		if (now >= deadline)
-			return 0;
-		ms = (deadline - now) / 1000000 + 1;
-		poll(NULL, 0, ms > 200 ? 200 : ms);
-	}
-	return 0;
+/* Batch mode: sleep until the deadline or a stop signal, one wake-up. */
+static void wait_batch(uint64_t deadline)
+{
+	sigset_t sigs;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sleep_until(deadline, &sigs, top_exiting, NULL);
 }
 
 static void draw(const struct lines *l, bool help, const struct top_ui *tui,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,33 @@ uint64_t now_mono_ns(void)
 uint64_t now_real_ns(void)
 {
 	return clock_ns(CLOCK_REALTIME);
+}
+
+int sleep_until(uint64_t deadline_ns, const sigset_t *sigs, bool (*done)(void *), void *ctx)
+{
+	sigset_t old;
+	int ret = 0;
+
+	sigprocmask(SIG_BLOCK, sigs, &old);
+	for (;;) {
+		uint64_t now = now_mono_ns(), left;
+		struct timespec ts;
+
+		if (done && done(ctx)) {
+			ret = 1;
+			break;
+		}
+		if (now >= deadline_ns)
+			break;
+		left = deadline_ns - now;
+		ts.tv_sec = left / 1000000000ULL;
+		ts.tv_nsec = left % 1000000000ULL;
+		/* a pending or arriving signal ends the sleep: its handler has run */
+		if (ppoll(NULL, 0, &ts, &old) < 0 && errno == EINTR && !done)
+			break;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 int parse_duration_ns(const char *s, uint64_t *out)

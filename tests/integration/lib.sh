@@ -60,13 +60,18 @@ testbed_up() {
 }
 
 # testbed_traffic SECONDS: stream in the background; testbed_wait collects it.
+# TB_RX_CHUNK=BYTES: the receiver reads that much at a time (tcp_stream.py).
+# TB_CPU=LIST: both ends (and so the veth softirqs they raise) run on those CPUs.
 testbed_traffic() {
-	ip netns exec "$NS_RX" python3 "$TOP/tests/integration/tcp_stream.py" server $ADDR_RX $PORT \
-		>"$TMPD/rx.bytes" 2>"$TMPD/rx.err" &
+	local pin=()
+
+	[ -n "$TB_CPU" ] && pin=(taskset -c "$TB_CPU")
+	"${pin[@]}" ip netns exec "$NS_RX" python3 "$TOP/tests/integration/tcp_stream.py" server \
+		$ADDR_RX $PORT $TB_RX_CHUNK >"$TMPD/rx.bytes" 2>"$TMPD/rx.err" &
 	_TB_PIDS+=($!)
 	_TB_SRV=$!
-	ip netns exec "$NS_TX" python3 "$TOP/tests/integration/tcp_stream.py" client $ADDR_RX $PORT "$1" \
-		>"$TMPD/tx.bytes" 2>"$TMPD/tx.err" &
+	"${pin[@]}" ip netns exec "$NS_TX" python3 "$TOP/tests/integration/tcp_stream.py" client \
+		$ADDR_RX $PORT "$1" >"$TMPD/tx.bytes" 2>"$TMPD/tx.err" &
 	_TB_PIDS+=($!)
 	_TB_CLI=$!
 }
