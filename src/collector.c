@@ -979,6 +979,11 @@ int collector__poll_events(struct collector *c, int timeout_ms, collector_event_
 	return n < 0 && n != -EINTR ? n : (n < 0 ? 0 : n);
 }
 
+int collector__events_fd(const struct collector *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
 /* ---- snapshots ---------------------------------------------------------- */
 
 static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)

@@ -246,6 +246,8 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out);
 typedef int (*collector_event_fn)(void *ctx, const struct dmt_event *ev);
 int collector__poll_events(struct collector *c, int timeout_ms, collector_event_fn cb,
 			   void *ctx);
+/* The ring buffer's epoll fd: readable when events wait (epoll_pwait on it). */
+int collector__events_fd(const struct collector *c);
 enum dmt_attach_mode collector__mode(const struct collector *c);
 /* One line per probe, for -v and record headers; NULL-terminated. */
 const char *const *collector__probe_log(const struct collector *c);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include "runner.h"
 #include "util.h"
@@ -140,45 +142,50 @@ static bool child_done(void *ctx)
 
 /*
  * Drain events (or sleep) until the deadline, a signal or the child's exit.
- * Without events, one wake-up per deadline: SIGCHLD and the stop signals
- * end the sleep (sleep_until), so nothing needs a polling tick.
+ * One wake-up per deadline or per batch of events, no polling tick: the
+ * stop signals and SIGCHLD stay blocked while we check for them and are
+ * let in only by the sleep itself (ppoll, epoll_pwait), so none is missed.
  */
 static int wait_until(struct collector *c, uint64_t deadline, const struct run_opts *o,
 		      struct run_result *res, pid_t *child)
 {
 	struct child_wait w = { .child = child, .res = res };
 	struct ev_ctx x = { .o = o, .res = res };
+	int efd, n, err = 0;
+	sigset_t sigs, old;
 	uint64_t now;
-	sigset_t sigs;
-	int n;
 
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGCHLD);
 	if (!o->events) {
-		sigemptyset(&sigs);
-		sigaddset(&sigs, SIGINT);
-		sigaddset(&sigs, SIGTERM);
-		sigaddset(&sigs, SIGCHLD);
 		sleep_until(deadline, &sigs, child_done, &w);
 		return w.exited;
 	}
-	while (!stop_sig && (now = now_mono_ns()) < deadline) {
+	efd = collector__events_fd(c);
+	sigprocmask(SIG_BLOCK, &sigs, &old);
+	while (!child_done(&w) && (now = now_mono_ns()) < deadline) {
 		uint64_t left_ms = (deadline - now + 999999) / 1000000;
-		int step = left_ms > 100 ? 100 : (int)left_ms;
+		struct epoll_event ev;
 
-		n = collector__poll_events(c, step, ev_cb, &x);
+		epoll_pwait(efd, &ev, 1, left_ms > INT_MAX ? INT_MAX : (int)left_ms, &old);
+		n = collector__poll_events(c, 0, ev_cb, &x);
 		if (x.err) {
 			snprintf(res->err, sizeof(res->err), "event sink failed: %s",
 				 strerror(-x.err));
-			return x.err;
+			err = x.err;
+			break;
 		}
-		if (n < 0 && n != -EINTR) {
+		if (n < 0) {
 			snprintf(res->err, sizeof(res->err), "polling events failed: %s",
 				 strerror(-n));
-			return n;
+			err = n;
+			break;
 		}
-		if (child_done(&w))
-			return w.exited;
 	}
-	return 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err ? err : w.exited;
 }
 
 static void reap(pid_t child, struct run_result *res)

@@ -70,10 +70,12 @@ grep -Eq '^pool.holds +interface=dmrx\* +count > 0 +[0-9]+ +PASS' "$TMPD/fail.ou
 grep -q '1 passed, 2 failed, 0 errors, 0 skipped: FAIL' "$TMPD/fail.out" || fail "summary line"
 junit_check "$TMPD/fail.xml" 3 2 0 0
 
-# 3. baseline: the same spec vs the first run's JSON, then vs a doctored
-#    baseline that claims 100x the holds rate (a regression > 10%)
-"$DMT" gate --spec "$TOP/specs/veth-testbed.yaml" --baseline "$TMPD/pass.json" --max-regression 95% \
-	-- "$TMPD/traffic.sh" 2 >"$TMPD/base.out" 2>&1 || fail "baseline run: $(cat "$TMPD/base.out")"
+# 3. baseline: the first run's recording vs its own JSON passes at 1 %
+#    (a second live run is no baseline: the bed's page rate swings 40x
+#    between runs, recycling or not, which failed even at 95 %), then a
+#    live run vs a doctored baseline that claims 100x the holds rate
+"$DMT" gate --spec "$TOP/specs/veth-testbed.yaml" --baseline "$TMPD/pass.json" --max-regression 1% \
+	--from "$TMPD/pass.dmtrec" >"$TMPD/base.out" 2>&1 || fail "baseline run: $(cat "$TMPD/base.out")"
 python3 - "$TMPD/pass.json" "$TMPD/fast.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

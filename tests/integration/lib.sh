@@ -65,9 +65,9 @@ testbed_up() {
 testbed_traffic() {
 	local pin=()
 
-	[ -n "$TB_CPU" ] && pin=(taskset -c "$TB_CPU")
+	[ -n "${TB_CPU:-}" ] && pin=(taskset -c "$TB_CPU")
 	"${pin[@]}" ip netns exec "$NS_RX" python3 "$TOP/tests/integration/tcp_stream.py" server \
-		$ADDR_RX $PORT $TB_RX_CHUNK >"$TMPD/rx.bytes" 2>"$TMPD/rx.err" &
+		$ADDR_RX $PORT ${TB_RX_CHUNK:-} >"$TMPD/rx.bytes" 2>"$TMPD/rx.err" &
 	_TB_PIDS+=($!)
 	_TB_SRV=$!
 	"${pin[@]}" ip netns exec "$NS_TX" python3 "$TOP/tests/integration/tcp_stream.py" client \
