@@ -133,6 +133,7 @@ def names_in(expr):
     expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)          # label values
     expr = re.sub(r'\{[^}]*\}', '', expr)                      # matchers
     expr = re.sub(r'\[[^\]]*\]', '', expr)                     # ranges
+    expr = re.sub(r'\b[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\b', '', expr)  # numbers (1e9)
     expr = re.sub(r'\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)', '', expr)
     return {t for t in re.findall(r'[a-zA-Z_:][a-zA-Z0-9_:]*', expr)
             if t not in PROMQL_WORDS and not t.startswith("$") and ":" not in t
