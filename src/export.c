@@ -627,10 +627,11 @@ enum {
 	OPT_SPEED,
 };
 
-int export__print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s)
+int export__print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s,
+		       uint64_t collections)
 {
 	struct expo_input in = { .snap = snap, .totals = t, .interval_s = interval_s,
-				 .collections = 1 };
+				 .collections = collections };
 	uint64_t t0 = now_mono_ns();
 	struct promfmt *w = promfmt__new();
 	const char *text;
@@ -901,7 +902,7 @@ int cmd_export(int argc, char **argv)
 	collections++;
 	expo_totals__account(&totals, snap);
 	if (once) {
-		err = export__print_once(snap, &totals, eo.interval_s);
+		err = export__print_once(snap, &totals, eo.interval_s, 1);
 		if (err && !out_flush(stdout))	/* a stdout error: main() says it */
 			fprintf(stderr, "devmemtop export: %s\n", strerror(-err));
 		else

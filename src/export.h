@@ -44,7 +44,7 @@ const char *exporter__scheme(const struct exporter *ex);
 
 /* export --once: one scrape of snap to stdout; 0 or -errno. */
 int export__print_once(struct dmt_snapshot *snap, const struct expo_totals *t,
-		       double interval_s);
+		       double interval_s, uint64_t collections);
 
 /*
  * export --from FILE: serve a recording (export_replay.c).

@@ -184,7 +184,7 @@ int export_replay__run(struct exporter *ex, const char *path, double speed, bool
 				textsafe_str(esc, sizeof(esc), path));
 			goto out;
 		}
-		err = export__print_once(last, &totals, (double)interval_ns / 1e9);
+		err = export__print_once(last, &totals, (double)interval_ns / 1e9, n);
 		if (err && !out_flush(stdout))	/* a stdout error: main() says it */
 			fprintf(stderr, "devmemtop export: %s\n", strerror(-err));
 		else if (rc >= 0)
