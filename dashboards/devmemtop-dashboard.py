@@ -45,10 +45,12 @@ def ts(title, targets, unit="short", w=12, h=8, desc="", thresholds=None, stack=
         p["fieldConfig"]["defaults"]["thresholds"] = {"mode": "absolute", "steps": thresholds}
         p["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"] = {"mode": "line"}
     return panels.append(p)
-def heat(title, expr, unit, w=12, h=8, desc=""):
+def heat(title, exprs, unit, w=12, h=8, desc=""):
+    """exprs: one, or [native, classic]: a target for each kind (one of them is empty)."""
+    exprs = [exprs] if isinstance(exprs, str) else exprs
     panels.append({"type": "heatmap", "title": title, "id": nid(), "datasource": DS, "description": desc,
         "gridPos": place(w, h),
-        "targets": [tgt(expr, "{{le}}", fmt="heatmap")],
+        "targets": [tgt(e, "{{le}}", ref=chr(ord("A") + i), fmt="heatmap") for i, e in enumerate(exprs)],
         "options": {"calculate": False, "yAxis": {"unit": unit},
                     "cellGap": 1, "color": {"mode": "scheme", "scheme": "Oranges", "exponent": 0.5},
                     "tooltip": {"show": True, "yHistogram": True}, "legend": {"show": True},
@@ -73,6 +75,11 @@ I = 'instance=~"$instance"'
 B = I + ',ifname=~"$ifname"'
 RI = "$__rate_interval"
 
+def lat_quantile(q, fam, by, sel):
+    """Either kind: the exact native ns twin (scaled to s) or the classic _seconds buckets."""
+    return (f'histogram_quantile({q}, sum by ({by}) (rate({fam}_nanoseconds{{{sel}}}[{RI}]))) / 1e9'
+            f' or histogram_quantile({q}, sum by (le, {by}) (rate({fam}_seconds_bucket{{{sel}}}[{RI}])))')
+
 row("Devmem bindings")
 ts("Occupancy per binding", [tgt(f'devmemtop_binding_occupancy_ratio{{{B}}}', "{{ifname}} binding {{binding_id}}")],
    unit="percentunit", desc="(capacity - free) / capacity niovs; the DevmemBindingOccupancyHigh alert fires above 90 % for 1m.",
@@ -85,10 +92,11 @@ ts("Niovs per binding", [
    ], desc="Where a binding's niovs are. Series the kernel cannot tell (held by sockets on most kernels) are absent, not zero.")
 heat("Allocation latency (provider call)",
      f'sum by (le) (increase(devmemtop_binding_alloc_latency_seconds_bucket{{{B}}}[{RI}]))', "s",
-     desc="Time per devmem provider allocation call, log2 buckets from the BPF side.")
+     desc="Time per devmem provider allocation call, log2 buckets from the BPF side."
+          " The classic _seconds family: every Prometheus has it (the exact native twin is in ns).")
 ts("Allocation latency p50 / p99", [
-    tgt(f'histogram_quantile(0.5, sum by (le, ifname, binding_id) (rate(devmemtop_binding_alloc_latency_seconds_bucket{{{B}}}[{RI}])))', "p50 {{ifname}}/{{binding_id}}", "A"),
-    tgt(f'histogram_quantile(0.99, sum by (le, ifname, binding_id) (rate(devmemtop_binding_alloc_latency_seconds_bucket{{{B}}}[{RI}])))', "p99 {{ifname}}/{{binding_id}}", "B"),
+    tgt(lat_quantile(0.5, "devmemtop_binding_alloc_latency", "ifname, binding_id", B), "p50 {{ifname}}/{{binding_id}}", "A"),
+    tgt(lat_quantile(0.99, "devmemtop_binding_alloc_latency", "ifname, binding_id", B), "p99 {{ifname}}/{{binding_id}}", "B"),
    ], unit="s", desc="The DevmemAllocLatencyHigh alert fires when p99 stays over 100 us for 5m.",
    thresholds=[{"color": "green", "value": None}, {"color": "red", "value": 0.0001}])
 ts("Allocation failures", [tgt(f'sum by (ifname, binding_id) (rate(devmemtop_binding_alloc_failures_total{{{B}}}[{RI}]))', "{{ifname}}/{{binding_id}}")],
@@ -107,9 +115,11 @@ stat("Outstanding at unbind", [tgt(f'sum(devmemtop_binding_unbind_outstanding_ni
 
 row("Page pools")
 x[0] = 0
-heat("Refill batch size", f'sum by (le) (increase(devmemtop_page_pool_refill_batch_items_bucket{{{B}}}[{RI}]))', "none",
+heat("Refill batch size", [
+        f'sum(increase(devmemtop_page_pool_refill_batch_items{{{B}}}[{RI}]))',
+        f'sum by (le) (increase(devmemtop_page_pool_refill_batch_items_bucket{{{B}}}[{RI}]))'], "none",
      desc="Pages or niovs per slow-path refill of a pool's alloc cache (1..128; 64 = PP_ALLOC_CACHE_REFILL)."
-          " Classic buckets only: empty on a Prometheus that ingests the native histogram (p50/mean beside it take both).")
+          " Query A: the native histogram (a Prometheus with native histograms); B: the classic buckets (any other).")
 ts("Refill batch p50 / mean", [
     # either kind: native (Prometheus with native histograms) or classic
     tgt(f'histogram_quantile(0.5, sum by (ifname) (rate(devmemtop_page_pool_refill_batch_items{{{B}}}[{RI}])))'

@@ -17,6 +17,8 @@
 #include "util.h"
 
 #define HW "needs a devmem dmabuf binding (devmem-capable NIC)"
+/* the latency histograms' exact native twins (promproto.h) */
+#define NATIVE "native histogram: protobuf scrapes only"
 /* Token holders with their own series; the rest are summed (render_tokens). */
 #define EXPO_TOP_HOLDERS	10
 #define DMT_XSTR(x)		#x
@@ -41,6 +43,9 @@ enum {
 	F_BIND_ALLOC_LAT,
 	F_BIND_ALLOC_NIOV_LAT,
 	F_BIND_RELEASE_LAT,
+	F_BIND_ALLOC_LAT_NS,
+	F_BIND_ALLOC_NIOV_LAT_NS,
+	F_BIND_RELEASE_LAT_NS,
 	/* kernel-wide */
 	F_LEAKED_TOTAL,
 	F_BINDINGS_FREED,
@@ -57,6 +62,8 @@ enum {
 	F_TOK_PER_DONTNEED,
 	F_DONTNEED_LAT,
 	F_DONTNEED_LAT_TOKEN,
+	F_DONTNEED_LAT_NS,
+	F_DONTNEED_LAT_TOKEN_NS,
 	F_TOK_UNTRACKED,
 	/* self */
 	F_BUILD_INFO,
@@ -135,6 +142,15 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_BIND_RELEASE_LAT, "devmemtop_binding_release_latency_seconds", "histogram",
 	    DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW,
 	    "Time to give one niov back to the binding."),
+	FAM(F_BIND_ALLOC_LAT_NS, "devmemtop_binding_alloc_latency_nanoseconds", "histogram",
+	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW "; " NATIVE,
+	    "Time per provider allocation call (native, exact log2 buckets; classic: _seconds)."),
+	FAM(F_BIND_ALLOC_NIOV_LAT_NS, "devmemtop_binding_alloc_niov_latency_nanoseconds", "histogram",
+	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW "; " NATIVE,
+	    "Time per niov within a provider allocation call (native, exact log2 buckets; classic: _seconds)."),
+	FAM(F_BIND_RELEASE_LAT_NS, "devmemtop_binding_release_latency_nanoseconds", "histogram",
+	    DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW "; " NATIVE,
+	    "Time to give one niov back to the binding (native, exact log2 buckets; classic: _seconds)."),
 
 	FAM(F_LEAKED_TOTAL, "devmemtop_leaked_niovs_total", "counter",
 	    DMT_M_BIND_LEAKS, EXPO_GLOBAL, NULL,
@@ -180,6 +196,12 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_DONTNEED_LAT_TOKEN, "devmemtop_dontneed_latency_per_token_seconds", "histogram",
 	    DMT_M_DONTNEED_COST, EXPO_GLOBAL, NULL,
 	    "Time per SO_DEVMEM_DONTNEED call divided by the tokens it freed."),
+	FAM(F_DONTNEED_LAT_NS, "devmemtop_dontneed_latency_nanoseconds", "histogram",
+	    DMT_M_DONTNEED_COST, EXPO_GLOBAL, NATIVE,
+	    "Time per SO_DEVMEM_DONTNEED call (native, exact log2 buckets; classic: _seconds)."),
+	FAM(F_DONTNEED_LAT_TOKEN_NS, "devmemtop_dontneed_latency_per_token_nanoseconds", "histogram",
+	    DMT_M_DONTNEED_COST, EXPO_GLOBAL, NATIVE,
+	    "Time per SO_DEVMEM_DONTNEED call divided by the tokens it freed (native, exact log2 buckets; classic: _seconds)."),
 	FAM(F_TOK_UNTRACKED, "devmemtop_token_untracked_total", "counter",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, NULL,
 	    "Frag tokens the tracker lost (map full) or could not attribute; non-zero makes the held figures of the affected bindings unknown."),
@@ -584,6 +606,16 @@ static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 	if (fam(w, s, F_BIND_RELEASE_LAT))
 		FOR_BINDINGS(b)
 			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->free_lat_ns, 1e9);
+	/* their native twins in ns (protobuf only; nothing in the text) */
+	if (fam(w, s, F_BIND_ALLOC_LAT_NS))
+		FOR_BINDINGS(b)
+			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->alloc_lat_ns);
+	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT_NS))
+		FOR_BINDINGS(b)
+			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns);
+	if (fam(w, s, F_BIND_RELEASE_LAT_NS))
+		FOR_BINDINGS(b)
+			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->free_lat_ns);
 #undef FOR_BINDINGS
 }
 
@@ -684,6 +716,10 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 		promfmt__hist_log2(w, NULL, 0, &s->tok_cost.dontneed_ns, 1e9);
 	if (fam(w, s, F_DONTNEED_LAT_TOKEN))
 		promfmt__hist_log2(w, NULL, 0, &s->tok_cost.dontneed_ns_token, 1e9);
+	if (fam(w, s, F_DONTNEED_LAT_NS))
+		promfmt__hist_log2_native(w, NULL, 0, &s->tok_cost.dontneed_ns);
+	if (fam(w, s, F_DONTNEED_LAT_TOKEN_NS))
+		promfmt__hist_log2_native(w, NULL, 0, &s->tok_cost.dontneed_ns_token);
 	if (fam(w, s, F_TOK_UNTRACKED))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL,
 				    s->tok_cost.map_full + s->tok_cost.no_socket);

@@ -40,6 +40,7 @@
 #include "collector.h"
 #include "commands.h"
 #include "expo.h"
+#include "export.h"
 #include "outstream.h"
 #include "promfmt.h"
 #include "promproto.h"
@@ -52,15 +53,6 @@
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
 #define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
 #define SCRAPE_TAIL_MAX		2048	/* the per-scrape lines after the shared text */
-
-struct exporter_opts {
-	const char *listen;		/* "host:port", "[v6]:port" */
-	double interval_s;
-	unsigned int http_timeout_s;
-	unsigned int max_conns;
-	unsigned int max_conns_per_client;
-	struct webcfg *web;		/* TLS and basic auth; NULL: plain HTTP */
-};
 
 /* One HTTP connection, for the request deadline. */
 struct conn_track {
@@ -89,8 +81,6 @@ struct exporter {
 	pthread_t main_thread;		/* sleeps until the next deadline */
 };
 
-/* Wakes the main thread for a new deadline (blocked everywhere, taken by sigtimedwait). */
-#define EXPORT_WAKE_SIG		SIGUSR2
 
 /* "127.0.0.1:9435", "[::1]:9435", "localhost:9435"; 0 or -errno + msg. */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
@@ -148,8 +138,6 @@ bad:
 	return -EINVAL;
 }
 
-static void exporter__free(struct exporter *ex);
-
 /*
  * Anything but loopback can be reached from other hosts: say so, in one
  * line, unless TLS and client authentication are both configured.
@@ -177,7 +165,7 @@ static void warn_if_exposed(const struct exporter *ex, const struct sockaddr_sto
 }
 
 /* Binds the socket (so address errors come before loading BPF). */
-static struct exporter *exporter__new(const struct exporter_opts *o, char *msg, size_t msglen)
+struct exporter *exporter__new(const struct exporter_opts *o, char *msg, size_t msglen)
 {
 	struct sockaddr_storage ss = {};
 	socklen_t sl = sizeof(ss);
@@ -354,7 +342,7 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
  * handler takes conn_lock to start one). Returns the next deadline
  * (monotonic ns), UINT64_MAX when no connection has one.
  */
-static uint64_t exporter__reap(struct exporter *ex)
+uint64_t exporter__reap(struct exporter *ex)
 {
 	static const char msg408[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
 				     "Content-Type: text/plain; charset=utf-8\r\n"
@@ -541,7 +529,7 @@ static enum MHD_Result accept_conn(void *cls, const struct sockaddr *addr, sockl
 	       MHD_YES : MHD_NO;
 }
 
-static int exporter__start(struct exporter *ex)
+int exporter__start(struct exporter *ex)
 {
 	struct MHD_OptionItem tls[8];
 	unsigned int flags = webcfg__mhd_options(ex->web, tls, sizeof(tls) / sizeof(*tls));
@@ -569,7 +557,7 @@ static int exporter__start(struct exporter *ex)
 	return 0;
 }
 
-static void exporter__free(struct exporter *ex)
+void exporter__free(struct exporter *ex)
 {
 	if (!ex)
 		return;
@@ -580,6 +568,21 @@ static void exporter__free(struct exporter *ex)
 	publisher__free(ex->pb);
 	pthread_mutex_destroy(&ex->conn_lock);
 	free(ex);
+}
+
+struct publisher *exporter__publisher(struct exporter *ex)
+{
+	return ex->pb;
+}
+
+const char *exporter__addr(const struct exporter *ex)
+{
+	return ex->addr_str;
+}
+
+const char *exporter__scheme(const struct exporter *ex)
+{
+	return webcfg__tls(ex->web) ? "https" : "http";
 }
 
 static void usage(FILE *f)
@@ -609,6 +612,10 @@ static void usage(FILE *f)
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
 		"      --once               watch for one interval, print one scrape, exit\n"
+		"      --from FILE          serve a recording (devmemtop record) instead:\n"
+		"                           its snapshots at their recorded pace, then the\n"
+		"                           last one; no BPF, no privileges needed\n"
+		"      --speed X            --from: replay X times as fast (0.01-1000; 1)\n"
 		"      --list-metrics       print every metric the exporter can emit and exit\n"
 		"  -v, --verbose            more logging (twice: HTTP errors too)\n"
 		"  -h, --help               this help\n\n"
@@ -628,12 +635,15 @@ enum {
 	OPT_WEB_CONFIG,
 	OPT_USER,
 	OPT_KEEP_PRIVS,
+	OPT_FROM,
+	OPT_SPEED,
 };
 
-static int print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s)
+int export__print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s,
+		       uint64_t collections)
 {
 	struct expo_input in = { .snap = snap, .totals = t, .interval_s = interval_s,
-				 .collections = 1 };
+				 .collections = collections };
 	uint64_t t0 = now_mono_ns();
 	struct promfmt *w = promfmt__new();
 	const char *text;
@@ -672,6 +682,8 @@ int cmd_export(int argc, char **argv)
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "keep-privileges", no_argument, NULL, OPT_KEEP_PRIVS },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "speed", required_argument, NULL, OPT_SPEED },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -685,7 +697,8 @@ int cmd_export(int argc, char **argv)
 	struct collector *col = NULL;
 	struct exporter *ex = NULL;
 	struct privdrop_opts po = {};
-	const char *web_config = NULL;
+	const char *web_config = NULL, *from = NULL, *live_opt = NULL;
+	double speed = 1;
 	bool once = false;
 	char msg[512];
 	sigset_t sigs;
@@ -699,6 +712,7 @@ int cmd_export(int argc, char **argv)
 			eo.listen = optarg;
 			break;
 		case 'i':
+			live_opt = "--interval";
 			if (parse_interval_ns(optarg, &interval_ns)) {
 				fprintf(stderr, "devmemtop export: bad --interval '%s': want "
 					DMT_INTERVAL_RANGE " (e.g. 2s)\n", optarg);
@@ -739,12 +753,15 @@ int cmd_export(int argc, char **argv)
 			po.keep = true;
 			break;
 		case OPT_BPF_STATS:
+			live_opt = "--bpf-stats";
 			co.enable_bpf_stats = true;
 			break;
 		case OPT_NO_NETLINK:
+			live_opt = "--no-netlink";
 			co.no_netlink = true;
 			break;
 		case 'm':
+			live_opt = "--mode";
 			if (!strcmp(optarg, "auto")) {
 				co.force_mode = -1;
 			} else if (!strcmp(optarg, "light")) {
@@ -756,6 +773,7 @@ int cmd_export(int argc, char **argv)
 			}
 			break;
 		case OPT_SAMPLING:
+			live_opt = "--sampling";
 			if (parse_sampling(optarg, &co.light_window_ms, &co.light_period_ms)) {
 				fprintf(stderr, "devmemtop export: bad sampling '%s': "
 					DMT_SAMPLING_RANGE "\n", optarg);
@@ -765,6 +783,21 @@ int cmd_export(int argc, char **argv)
 		case OPT_ONCE:
 			once = true;
 			break;
+		case OPT_FROM:
+			from = optarg;
+			break;
+		case OPT_SPEED: {
+			char *end;
+
+			errno = 0;
+			speed = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(speed >= 0.01 && speed <= 1000)) {
+				fprintf(stderr, "devmemtop export: bad --speed '%s': want 0.01-1000\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case OPT_LIST:
 			expo_list_metrics(stdout);
 			return 0;
@@ -797,6 +830,19 @@ int cmd_export(int argc, char **argv)
 			eo.max_conns_per_client, eo.max_conns);
 		return 2;
 	}
+	if (!from && speed != 1) {
+		fprintf(stderr, "devmemtop export: --speed is for --from\n");
+		return 2;
+	}
+	if (from && live_opt) {
+		fprintf(stderr, "devmemtop export: %s is for live collection, not --from (the recording sets the pace; see --speed)\n",
+			live_opt);
+		return 2;
+	}
+	if (from && export_replay__check(from, speed, &interval_ns, msg, sizeof(msg))) {
+		fprintf(stderr, "devmemtop export: %s\n", msg);
+		return 1;
+	}
 	if (po.keep && po.user) {
 		fprintf(stderr, "devmemtop export: --user and --keep-privileges exclude each other\n");
 		return 2;
@@ -825,6 +871,10 @@ int cmd_export(int argc, char **argv)
 			fprintf(stderr, "devmemtop export: %s\n", msg);
 			return 1;
 		}
+	}
+	if (from) {
+		ret = export_replay__run(ex, from, speed, once, &po);
+		goto cleanup;
 	}
 	if (check_bpf_privileges(msg, sizeof(msg))) {
 		fprintf(stderr, "devmemtop export: %s\n", msg);
@@ -865,7 +915,7 @@ int cmd_export(int argc, char **argv)
 	collections++;
 	expo_totals__account(&totals, snap);
 	if (once) {
-		err = print_once(snap, &totals, eo.interval_s);
+		err = export__print_once(snap, &totals, eo.interval_s, 1);
 		if (err && !out_flush(stdout))	/* a stdout error: main() says it */
 			fprintf(stderr, "devmemtop export: %s\n", strerror(-err));
 		else

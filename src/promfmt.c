@@ -338,6 +338,13 @@ void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t 
 	promfmt__sample_u64(w, "_count", lbl, n, NULL, NULL, h->count > cum ? h->count : cum);
 }
 
+void promfmt__hist_log2_native(struct promfmt *w, const struct prom_label *lbl, size_t n,
+			       const struct hist_log2 *h)
+{
+	if (w->pp)
+		promproto__hist_log2_native(w->pp, lbl, n, h);
+}
+
 void promfmt__hist_batch(struct promfmt *w, const struct prom_label *lbl, size_t n,
 			 const struct hist_batch *h)
 {

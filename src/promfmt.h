@@ -58,6 +58,13 @@ void promfmt__sample_i64(struct promfmt *w, const char *suffix, const struct pro
  */
 void promfmt__hist_log2(struct promfmt *w, const struct prom_label *lbl, size_t n,
 			const struct hist_log2 *h, double div);
+/*
+ * A native-only histogram of the log2 slots in their own unit (ns): written
+ * in the protobuf format only (promproto.h); the text format has no native
+ * histograms, so there it writes nothing and its family leaves no trace.
+ */
+void promfmt__hist_log2_native(struct promfmt *w, const struct prom_label *lbl, size_t n,
+			       const struct hist_log2 *h);
 void promfmt__hist_batch(struct promfmt *w, const struct prom_label *lbl, size_t n,
 			 const struct hist_batch *h);
 

@@ -326,6 +326,50 @@ static void add_bucket(struct promproto *pp, Histogram *h, double le, uint64_t c
 	h->bucket[h->n_bucket++] = b;
 }
 
+/*
+ * Make h a sparse native histogram of schema 0 (index i = (2^(i-1), 2^i]):
+ * zero bucket [-zthr, zthr] with zcount, c[i] the count of index i, a span
+ * per run of non-empty indices and deltas between consecutive counts. A
+ * positive threshold marks it native for Prometheus even while empty.
+ */
+static void set_native(struct promproto *pp, Histogram *h, double zthr, uint64_t zcount,
+		       const uint64_t *c, unsigned int n)
+{
+	BucketSpan *span = NULL;
+	unsigned int next = 0;
+	uint64_t prev = 0;
+
+	h->has_schema = true;
+	h->schema = 0;
+	h->has_zero_threshold = true;
+	h->zero_threshold = zthr;
+	h->has_zero_count = true;
+	h->zero_count = zcount;
+	h->positive_span = alloc(pp, n * sizeof(*h->positive_span));
+	h->positive_delta = alloc(pp, n * sizeof(*h->positive_delta));
+	if (!h->positive_span || !h->positive_delta)
+		return;
+	for (unsigned int k = 0; k < n; k++) {
+		if (!c[k]) {
+			span = NULL;
+			continue;
+		}
+		if (!span) {
+			span = alloc(pp, sizeof(*span));
+			if (!span)
+				return;
+			io__prometheus__client__bucket_span__init(span);
+			span->has_offset = span->has_length = true;
+			span->offset = k - next;
+			h->positive_span[h->n_positive_span++] = span;
+		}
+		span->length++;
+		next = k + 1;
+		h->positive_delta[h->n_positive_delta++] = (int64_t)(c[k] - prev);
+		prev = c[k];
+	}
+}
+
 void promproto__hist_log2(struct promproto *pp, const struct prom_label *lbl, size_t n,
 			  const struct hist_log2 *hs, double div)
 {
@@ -350,9 +394,8 @@ void promproto__hist_batch(struct promproto *pp, const struct prom_label *lbl, s
 			   const struct hist_batch *hs)
 {
 	Histogram *h = new_hist(pp, lbl, n, BATCH_BUCKETS);
-	uint64_t c[BATCH_BUCKETS] = {}, cum = hs->slots[0], prev = 0;
-	unsigned int i = 1, next = 0;
-	BucketSpan *span = NULL;
+	uint64_t c[BATCH_BUCKETS] = {}, cum = hs->slots[0];
+	unsigned int i = 1;
 
 	if (!h)
 		return;
@@ -372,37 +415,32 @@ void promproto__hist_batch(struct promproto *pp, const struct prom_label *lbl, s
 	h->sample_count = cum;
 	h->has_sample_sum = true;
 	h->sample_sum = (double)hs->sum;
-	h->has_schema = true;
-	h->schema = 0;
-	/* a positive threshold marks it native even while empty; only 0 falls in */
-	h->has_zero_threshold = true;
-	h->zero_threshold = ldexp(1.0, -128);
-	h->has_zero_count = true;
-	h->zero_count = hs->slots[0];
-	h->positive_span = alloc(pp, BATCH_BUCKETS * sizeof(*h->positive_span));
-	h->positive_delta = alloc(pp, BATCH_BUCKETS * sizeof(*h->positive_delta));
-	if (!h->positive_span || !h->positive_delta)
+	set_native(pp, h, ldexp(1.0, -128), hs->slots[0], c, BATCH_BUCKETS);
+}
+
+void promproto__hist_log2_native(struct promproto *pp, const struct prom_label *lbl, size_t n,
+				 const struct hist_log2 *hs)
+{
+	Histogram *h = new_hist(pp, lbl, n, 0);
+	uint64_t c[DMT_LOG2_SLOTS] = {}, cum = hs->slots[0];
+
+	if (!h)
 		return;
-	/* sparse: a span per run of non-empty buckets, deltas between consecutive counts */
-	for (unsigned int k = 0; k < BATCH_BUCKETS; k++) {
-		if (!c[k]) {
-			span = NULL;
-			continue;
-		}
-		if (!span) {
-			span = alloc(pp, sizeof(*span));
-			if (!span)
-				return;
-			io__prometheus__client__bucket_span__init(span);
-			span->has_offset = span->has_length = true;
-			span->offset = k - next;
-			h->positive_span[h->n_positive_span++] = span;
-		}
-		span->length++;
-		next = k + 1;
-		h->positive_delta[h->n_positive_delta++] = (int64_t)(c[k] - prev);
-		prev = c[k];
+	/*
+	 * Slot k (2^(k-1), 2^k] ns is schema-0 index k; slot 0 (0 or 1 ns) is
+	 * the zero bucket with threshold 1, which holds exactly |v| <= 1. The
+	 * last slot also holds what the BPF side clamped, as +Inf does in the
+	 * classic family. No classic buckets: those are the _seconds family's.
+	 */
+	for (unsigned int k = 1; k < DMT_LOG2_SLOTS; k++) {
+		c[k] = hs->slots[k];
+		cum += c[k];
 	}
+	h->has_sample_count = true;
+	h->sample_count = cum;	/* a native count must equal its buckets */
+	h->has_sample_sum = true;
+	h->sample_sum = (double)hs->sum;
+	set_native(pp, h, 1.0, hs->slots[0], c, DMT_LOG2_SLOTS);
 }
 
 const char *promproto__data(const struct promproto *pp, size_t *len)

@@ -16,10 +16,13 @@
  * as a native histogram of schema 0 (bucket i = (2^(i-1), 2^i]) whose
  * buckets are our classic le buckets one to one, exact zeros in the zero
  * bucket (threshold 2^-128), sparse (spans skip empty buckets), with the
- * classic buckets alongside. The latency histograms stay classic only:
- * their buckets are 2^k ns, and 2^k * 1e-9 s is no schema's boundary in
- * seconds (1e-9 is not a power of two), so a native version could not be
- * exact; Prometheus 2.42 has no custom-bucket native histograms.
+ * classic buckets alongside. The latency histograms' buckets are 2^k ns,
+ * and 2^k * 1e-9 s is no schema's boundary in seconds (1e-9 is not a power
+ * of two; Prometheus 2.42 has no custom-bucket native histograms), so their
+ * _seconds families stay classic, and promproto__hist_log2_native() sends
+ * the same slots as a separate native family in nanoseconds (expo.c names
+ * it ..._nanoseconds): schema 0, slot k = index k, slot 0 (0 or 1 ns) the
+ * zero bucket of threshold 1, exact. It exists in this format only.
  */
 #ifndef DEVMEMTOP_PROMPROTO_H
 #define DEVMEMTOP_PROMPROTO_H
@@ -44,6 +47,9 @@ void promproto__sample(struct promproto *pp, const char *suffix, const struct pr
 		       size_t n, const char *xname, const char *xvalue, double v);
 void promproto__hist_log2(struct promproto *pp, const struct prom_label *lbl, size_t n,
 			  const struct hist_log2 *h, double div);
+/* Native only, in the histogram's own unit (no div): see above. */
+void promproto__hist_log2_native(struct promproto *pp, const struct prom_label *lbl, size_t n,
+				 const struct hist_log2 *h);
 void promproto__hist_batch(struct promproto *pp, const struct prom_label *lbl, size_t n,
 			   const struct hist_batch *h);
 /* Serialize the open family; 0 or the first -errno. */

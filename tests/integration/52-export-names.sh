@@ -32,6 +32,7 @@ devmemtop_binding_unbind_outstanding_niovs
 devmemtop_binding_leaked_niovs
 devmemtop_binding_alloc_latency_seconds
 devmemtop_binding_release_latency_seconds
+devmemtop_binding_alloc_latency_nanoseconds
 "
 
 "$DMT" export --list-metrics >"$TMPD/catalogue" || fail "export --list-metrics"

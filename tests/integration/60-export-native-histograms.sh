@@ -20,10 +20,7 @@ need_root
 need_dmt
 need_cmd curl
 need_cmd python3
-PROMETHEUS=${PROMETHEUS:-/usr/bin/prometheus}
-[ -x "$PROMETHEUS" ] || skip "$PROMETHEUS not installed (Debian package prometheus; scripts/install-deps.sh)"
-"$PROMETHEUS" --help 2>&1 | grep -q 'native-histograms' ||
-	skip "this Prometheus has no native-histograms feature flag ($("$PROMETHEUS" --version 2>&1 | head -1))"
+need_prometheus_native
 
 ACCEPT_PB='application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2'
 testbed_up
@@ -42,107 +39,49 @@ done
 promtool_lint "$TMPD/neg.out"
 log "protobuf only for an Accept that asks for it (not q=0, not encoding=text)"
 
-newport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-start_prom() {	# NAME [FLAGS...]: starts, sets PURL_<NAME>
-	local name=$1 port i pid
-	shift
-	port=$(newport)
-	mkdir -p "$TMPD/$name"
-	cp "$TOP/dashboards/devmemtop-rules.yml" "$TMPD/$name/"
-	cat >"$TMPD/$name/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $TMPD/$name/devmemtop-rules.yml
-scrape_configs:
-  - job_name: devmemtop
-    static_configs:
-      - targets: ['127.0.0.1:$EXP_PORT']
-EOF
-	"$PROMETHEUS" --config.file="$TMPD/$name/prometheus.yml" --storage.tsdb.path="$TMPD/$name/tsdb" \
-		--web.listen-address="127.0.0.1:$port" "$@" >"$TMPD/$name/log" 2>&1 &
-	pid=$!
-	_TB_PIDS+=($pid)
-	for i in $(seq 1 100); do
-		curl -sf --max-time 1 "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break
-		kill -0 $pid 2>/dev/null || fail "prometheus $name exited: $(tail -5 "$TMPD/$name/log")"
-		sleep 0.2
-	done
-	eval "PURL_$name=http://127.0.0.1:$port"
-}
-start_prom native --enable-feature=native-histograms
-start_prom classic
+prom_start native --enable-feature=native-histograms
+prom_start classic
 log "prometheus with native histograms on $PURL_native, without on $PURL_classic"
 
 testbed_traffic 18
 sleep 14
 
-# q SERVER EXPR: "value-or-H labels" per sample ("H" for a native histogram sample)
-q() {
-	local url
-	eval "url=\$PURL_$1"
-	curl -sS --max-time 5 -G "$url/api/v1/query" --data-urlencode "query=$2" >"$TMPD/q.json" ||
-		fail "query failed on $1: $2"
-	python3 - "$TMPD/q.json" <<'PY' || fail "bad answer from $1 to: $2 ($(head -c 400 "$TMPD/q.json"))"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert r["status"] == "success", r
-for s in r["data"]["result"]:
-    v = "H" if "histogram" in s else s["value"][1]
-    print(v, json.dumps(s["metric"], sort_keys=True))
-PY
-}
-one() {	# SERVER EXPR: the single value
-	local r
-	r=$(q "$1" "$2")
-	[ "$(echo "$r" | grep -c .)" = 1 ] || fail "$1: want one sample of $2, got '$r'"
-	echo "${r%% *}"
-}
-
-up=$(one native 'up')
+up=$(prom_one native 'up')
 [ "$up" = 1 ] || fail "native server: target down: $(curl -s "$PURL_native/api/v1/targets" | head -c 500)"
 sel="ifname=\"$IF_RX\""
 fam=devmemtop_page_pool_refill_batch_items
-r=$(q native "$fam{$sel}")
+r=$(promq native "$fam{$sel}")
 case $r in H*) ;; *) fail "native server: $fam{$sel} is not a native histogram: '$r'" ;; esac
-[ -z "$(q native "${fam}_bucket{$sel}")" ] || fail "native server also has classic ${fam}_bucket"
-[ -n "$(q classic "${fam}_bucket{$sel}")" ] || fail "classic server has no ${fam}_bucket"
-[ -z "$(q classic "$fam{$sel}")" ] || fail "classic server has a native $fam"
+[ -z "$(promq native "${fam}_bucket{$sel}")" ] || fail "native server also has classic ${fam}_bucket"
+[ -n "$(promq classic "${fam}_bucket{$sel}")" ] || fail "classic server has no ${fam}_bucket"
+[ -z "$(promq classic "$fam{$sel}")" ] || fail "classic server has a native $fam"
 
 # series per pool, for the docs
-sn=$(one native "count({__name__=~\"${fam}.*\",$sel})")
-sc=$(one classic "count({__name__=~\"${fam}.*\",$sel})")
-pn=$(one native "count({__name__=~\"devmemtop_page_pool_.*\",$sel})")
-pc=$(one classic "count({__name__=~\"devmemtop_page_pool_.*\",$sel})")
+sn=$(prom_one native "count({__name__=~\"${fam}.*\",$sel})")
+sc=$(prom_one classic "count({__name__=~\"${fam}.*\",$sel})")
+pn=$(prom_one native "count({__name__=~\"devmemtop_page_pool_.*\",$sel})")
+pc=$(prom_one classic "count({__name__=~\"devmemtop_page_pool_.*\",$sel})")
 [ "$sn" = 1 ] || fail "native: $sn refill batch series for one pool, want 1"
 log "series for the pool on $IF_RX: refill batch histogram $sc classic -> $sn native; all devmemtop_page_pool_* $pc -> $pn"
 
-# within one bucket: the two estimates at most a factor of 2 apart
-close() {
-	python3 -c 'import math, sys
-a, b = float(sys.argv[1]), float(sys.argv[2])
-sys.exit(0 if all(math.isfinite(x) and x > 0 for x in (a, b)) and abs(math.log2(a / b)) <= 1 else 1)' "$1" "$2"
-}
 for p in 0.5 0.9; do
-	n=$(one native "histogram_quantile($p, sum(rate($fam{$sel}[5s])))")
-	c=$(one classic "histogram_quantile($p, sum by (le) (rate(${fam}_bucket{$sel}[5s])))")
-	close "$n" "$c" || fail "p$p refill batch: native $n, classic $c: not within one bucket"
+	n=$(prom_one native "histogram_quantile($p, sum(rate($fam{$sel}[5s])))")
+	c=$(prom_one classic "histogram_quantile($p, sum by (le) (rate(${fam}_bucket{$sel}[5s])))")
+	within_one_bucket "$n" "$c" || fail "p$p refill batch: native $n, classic $c: not within one bucket"
 	log "p$p refill batch on $IF_RX: native $n, classic $c"
 done
-n=$(one native "histogram_sum(sum(rate($fam{$sel}[5s]))) / histogram_count(sum(rate($fam{$sel}[5s])))")
-c=$(one classic "sum(rate(${fam}_sum{$sel}[5s])) / sum(rate(${fam}_count{$sel}[5s]))")
+n=$(prom_one native "histogram_sum(sum(rate($fam{$sel}[5s]))) / histogram_count(sum(rate($fam{$sel}[5s])))")
+c=$(prom_one classic "sum(rate(${fam}_sum{$sel}[5s])) / sum(rate(${fam}_count{$sel}[5s]))")
 python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if abs(a - b) <= 0.25 * max(a, b) else 1)' "$n" "$c" ||
 	fail "mean refill batch: native $n, classic $c differ by more than 25%"
 log "mean refill batch: native $n, classic $c"
 
 # the recording rules take either kind
 for s in native classic; do
-	v=$(one $s "devmemtop:page_pool_refill_batch_items:p50_5m{$sel}")
+	v=$(prom_one $s "devmemtop:page_pool_refill_batch_items:p50_5m{$sel}")
 	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and 1 <= v <= 128 else 1)' "$v" ||
 		fail "$s: p50_5m rule = $v"
-	v=$(one $s "devmemtop:page_pool_refill_batch_items:mean_5m{$sel}")
+	v=$(prom_one $s "devmemtop:page_pool_refill_batch_items:mean_5m{$sel}")
 	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and 0 <= v <= 128 else 1)' "$v" ||
 		fail "$s: mean_5m rule = $v"
 	eval "url=\$PURL_$s"

@@ -114,3 +114,81 @@ wait_serving() {
 	done
 	fail "exporter did not start serving in 30 s: $(cat "$1")"
 }
+
+# --- Debian's Prometheus against the exporter (60-*, 75-*) ---
+PROMETHEUS=${PROMETHEUS:-/usr/bin/prometheus}
+
+# need_prometheus_native: skip (with the reason) without a Prometheus that
+# has the native-histograms feature flag.
+need_prometheus_native() {
+	[ -x "$PROMETHEUS" ] || skip "$PROMETHEUS not installed (Debian package prometheus; scripts/install-deps.sh)"
+	"$PROMETHEUS" --help 2>&1 | grep -q 'native-histograms' ||
+		skip "this Prometheus has no native-histograms feature flag ($("$PROMETHEUS" --version 2>&1 | head -1))"
+}
+
+newport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# prom_start NAME [FLAGS...]: a Prometheus scraping the exporter on $EXP_PORT
+# every $PROM_SCRAPE (1s) with the project's rules loaded; sets PURL_<NAME>.
+prom_start() {
+	local name=$1 port i pid
+	shift
+	port=$(newport)
+	mkdir -p "$TMPD/$name"
+	cp "$TOP/dashboards/devmemtop-rules.yml" "$TMPD/$name/"
+	cat >"$TMPD/$name/prometheus.yml" <<EOC
+global:
+  scrape_interval: ${PROM_SCRAPE:-1s}
+  scrape_timeout: ${PROM_SCRAPE:-1s}
+  evaluation_interval: 1s
+rule_files:
+  - $TMPD/$name/devmemtop-rules.yml
+scrape_configs:
+  - job_name: devmemtop
+    static_configs:
+      - targets: ['127.0.0.1:$EXP_PORT']
+EOC
+	"$PROMETHEUS" --config.file="$TMPD/$name/prometheus.yml" --storage.tsdb.path="$TMPD/$name/tsdb" \
+		--web.listen-address="127.0.0.1:$port" "$@" >"$TMPD/$name/log" 2>&1 &
+	pid=$!
+	_TB_PIDS+=($pid)
+	for i in $(seq 1 100); do
+		curl -sf --max-time 1 "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break
+		kill -0 $pid 2>/dev/null || fail "prometheus $name exited: $(tail -5 "$TMPD/$name/log")"
+		sleep 0.2
+	done
+	eval "PURL_$name=http://127.0.0.1:$port"
+}
+
+# promq SERVER EXPR: "value-or-H labels" per sample ("H" for a native
+# histogram sample); evaluated at $PROM_AT (Unix seconds) when set.
+promq() {
+	local url
+	eval "url=\$PURL_$1"
+	curl -sS --max-time 5 -G "$url/api/v1/query" --data-urlencode "query=$2" \
+		${PROM_AT:+--data-urlencode "time=$PROM_AT"} >"$TMPD/q.json" ||
+		fail "query failed on $1: $2"
+	python3 - "$TMPD/q.json" <<'PY' || fail "bad answer from $1 to: $2 ($(head -c 400 "$TMPD/q.json"))"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "success", r
+for s in r["data"]["result"]:
+    v = "H" if "histogram" in s else s["value"][1]
+    print(v, json.dumps(s["metric"], sort_keys=True))
+PY
+}
+
+# prom_one SERVER EXPR: the single value
+prom_one() {
+	local r
+	r=$(promq "$1" "$2")
+	[ "$(echo "$r" | grep -c .)" = 1 ] || fail "$1: want one sample of $2, got '$r'"
+	echo "${r%% *}"
+}
+
+# within_one_bucket A B: two quantile estimates at most a factor of 2 apart
+within_one_bucket() {
+	python3 -c 'import math, sys
+a, b = float(sys.argv[1]), float(sys.argv[2])
+sys.exit(0 if all(math.isfinite(x) and x > 0 for x in (a, b)) and abs(math.log2(a / b)) <= 1 else 1)' "$1" "$2"
+}

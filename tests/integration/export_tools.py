@@ -7,6 +7,9 @@
   export_tools.py get SCRAPE NAME [K=V...]  value of the one matching sample
   export_tools.py used DASHBOARD RULES      metric names the panels and rules use
   export_tools.py monotonic NAME K=V SCRAPE...   a counter never goes down
+  export_tools.py panels DASHBOARD CATALOGUE TIME RATE_INTERVAL NAME=URL...
+        every panel expression, variables substituted, evaluated at TIME on
+        each Prometheus: no errors; panels on histograms non-empty on each
 
 Exit 0 on success, 1 with a message on stderr otherwise.
 """
@@ -130,6 +133,7 @@ def names_in(expr):
     expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)          # label values
     expr = re.sub(r'\{[^}]*\}', '', expr)                      # matchers
     expr = re.sub(r'\[[^\]]*\]', '', expr)                     # ranges
+    expr = re.sub(r'\b[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\b', '', expr)  # numbers (1e9)
     expr = re.sub(r'\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)', '', expr)
     return {t for t in re.findall(r'[a-zA-Z_:][a-zA-Z0-9_:]*', expr)
             if t not in PROMQL_WORDS and not t.startswith("$") and ":" not in t
@@ -170,6 +174,55 @@ def used(dash_path, rules_path):
         print(n)
 
 
+def panels(dash_path, catalogue, at, rate_interval, servers):
+    """Evaluate every panel's PromQL on every server (HTTP API, instant at `at`)."""
+    import urllib.parse
+    import urllib.request
+    hists = {l.split()[0] for l in open(catalogue) if l.split()[1:2] == ["histogram"]}
+
+    def histogram_names(expr):
+        out = set()
+        for n in names_in(expr):
+            base = re.sub(r'_(bucket|sum|count)$', '', n)
+            if n in hists or base in hists:
+                out.add(n)
+        return out
+
+    def query(url, expr):
+        q = urllib.parse.urlencode({"query": expr, "time": at})
+        try:
+            r = json.load(urllib.request.urlopen(url + "/api/v1/query?" + q, timeout=10))
+        except urllib.error.HTTPError as e:
+            r = json.load(e)
+        if r.get("status") != "success":
+            die("%s: %s: %s" % (url, expr, r.get("error", r)))
+        return r["data"]["result"]
+
+    def finite(s):
+        return "histogram" in s or math.isfinite(float(s["value"][1]))
+
+    n_hist = 0
+    for p in json.load(open(dash_path))["panels"]:
+        exprs = [t["expr"] for t in p.get("targets", [])]
+        if not exprs:
+            continue
+        exprs = [e.replace("$__rate_interval", rate_interval).replace("$instance", ".*")
+                 .replace("$ifname", ".*") for e in exprs]
+        used_h = set().union(*(histogram_names(e) for e in exprs))
+        n_hist += bool(used_h)
+        line = []
+        for name, url in servers:
+            res = [s for e in exprs for s in query(url, e)]
+            good = [s for s in res if finite(s)]
+            if used_h and not good:
+                die("panel '%s' (%s) has no finite result on %s at %s: %s"
+                    % (p["title"], ", ".join(sorted(used_h)), name, at, exprs))
+            line.append("%s %d (%d finite)" % (name, len(res), len(good)))
+        print("%s panel '%s': %s" % ("histogram" if used_h else "other", p["title"], ", ".join(line)))
+    if not n_hist:
+        die("no histogram panel found in " + dash_path)
+
+
 def main(a):
     if len(a) >= 2 and a[0] == "histograms":
         histograms(a[1:])
@@ -180,6 +233,8 @@ def main(a):
         get(a[1], a[2], dict(x.split("=", 1) for x in a[3:]))
     elif len(a) == 3 and a[0] == "used":
         used(a[1], a[2])
+    elif len(a) >= 6 and a[0] == "panels":
+        panels(a[1], a[2], a[3], a[4], [x.split("=", 1) for x in a[5:]])
     elif len(a) >= 4 and a[0] == "monotonic":
         monotonic(a[1], dict(x.split("=", 1) for x in a[2].split(",") if x), a[3:])
     else:

@@ -3,7 +3,9 @@
  * Unit tests for the protobuf exposition (src/promproto.c through
  * promfmt__new_proto()): the delimited stream decodes with protobuf-c,
  * counters and gauges keep their labels, and the refill batch histogram is
- * a sparse schema-0 native histogram whose buckets are the classic ones.
+ * a sparse schema-0 native histogram whose buckets are the classic ones;
+ * the latency histograms' native twins (ns) decode to their log2 slots
+ * exactly and leave nothing in the text format.
  */
 #include <errno.h>
 #include <math.h>
@@ -262,6 +264,118 @@ static void test_log2_classic_only(void **state)
 	free(buf);
 }
 
+static void write_log2_native(struct promfmt *w)
+{
+	struct prom_label l[] = { { "binding_id", "1" } };
+
+	promfmt__family(w, "t_latency_nanoseconds", "histogram", "Latency.");
+	promfmt__hist_log2_native(w, l, 1, &lat);
+}
+
+/* Decode spans + deltas into per-index counts; returns the bucket total. */
+static uint64_t decode_native(const Io__Prometheus__Client__Histogram *h, uint64_t *idx_count,
+			      unsigned int n)
+{
+	uint64_t v = 0, total = 0;
+	size_t d = 0;
+	int idx = 0;
+
+	for (size_t sp = 0; sp < h->n_positive_span; sp++) {
+		idx += h->positive_span[sp]->offset;
+		for (uint32_t k = 0; k < h->positive_span[sp]->length; k++, idx++) {
+			assert_true(d < h->n_positive_delta);
+			v += h->positive_delta[d++];
+			assert_in_range(idx, 0, n - 1);
+			assert_true(v > 0);	/* sparse: no empty bucket in a span */
+			idx_count[idx] = v;
+			total += v;
+		}
+	}
+	assert_int_equal(d, h->n_positive_delta);
+	return total;
+}
+
+static void test_log2_native(void **state)
+{
+	/* ns values across the range, 0 and 1 (slot 0), and one past the last bound */
+	static const uint64_t val[] = { 0, 1, 2, 3, 1000, 1024, 1025, 3000, 1ULL << 30,
+					1ULL << 40 };
+	static const uint64_t cnt[] = { 2, 1, 5, 1, 3, 1, 2, 4, 1, 1 };
+	uint64_t native[DMT_LOG2_SLOTS] = {}, sum = 0, total;
+	Io__Prometheus__Client__Histogram *h;
+	struct promfmt *t;
+	MetricFamily *mf;
+	struct stream s;
+	size_t len;
+	char *buf;
+
+	memset(&lat, 0, sizeof(lat));
+	for (size_t i = 0; i < sizeof(val) / sizeof(*val); i++) {
+		hist_log2_add(&lat, val[i], cnt[i]);
+		sum += val[i] * cnt[i];
+	}
+	buf = render(write_log2_native, &len);
+	s = (struct stream){ (unsigned char *)buf, (unsigned char *)buf + len };
+	mf = next_family(&s);
+	assert_string_equal(mf->name, "t_latency_nanoseconds");
+	assert_int_equal(mf->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
+	assert_int_equal(mf->metric[0]->n_label, 1);
+	h = mf->metric[0]->histogram;
+	assert_non_null(h);
+	/* native only: schema 0, zero bucket [-1, 1] ns = slot 0, no classic buckets */
+	assert_true(h->has_schema && h->schema == 0);
+	assert_true(h->zero_threshold == 1.0);
+	assert_true(h->zero_count == lat.slots[0]);
+	assert_true(h->zero_count == 3);
+	assert_int_equal(h->n_bucket, 0);
+	/* every slot k >= 1 comes back as index k, exactly */
+	total = decode_native(h, native, DMT_LOG2_SLOTS);
+	assert_true(native[0] == 0);
+	for (unsigned int k = 1; k < DMT_LOG2_SLOTS; k++)
+		assert_true(native[k] == lat.slots[k]);
+	/* spot checks of the mapping: (2^(k-1), 2^k] */
+	assert_true(native[1] == 5 && native[2] == 1);		/* 2 | 3 */
+	assert_true(native[10] == 4 && native[11] == 2);	/* 1000, 1024 | 1025 */
+	assert_true(native[12] == 4 && native[30] == 1);
+	assert_true(native[DMT_LOG2_SLOTS - 1] == 1);		/* clamped, as +Inf in classic */
+	assert_true(h->sample_count == total + h->zero_count);
+	assert_true(h->sample_count == lat.count);
+	assert_true(h->sample_sum == (double)sum);	/* ns, not scaled */
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+	assert_null(next_family(&s));
+	free(buf);
+
+	/* the text format has no native histograms: no trace of the family */
+	t = promfmt__new();
+	assert_non_null(t);
+	write_log2_native(t);
+	assert_int_equal(promfmt__err(t), 0);
+	promfmt__text(t, &len);
+	assert_int_equal(len, 0);
+	promfmt__free(t);
+}
+
+static void test_log2_native_empty(void **state)
+{
+	Io__Prometheus__Client__Histogram *h;
+	MetricFamily *mf;
+	struct stream s;
+	size_t len;
+	char *buf;
+
+	memset(&lat, 0, sizeof(lat));
+	buf = render(write_log2_native, &len);
+	s = (struct stream){ (unsigned char *)buf, (unsigned char *)buf + len };
+	mf = next_family(&s);
+	h = mf->metric[0]->histogram;
+	/* native for Prometheus (a positive zero threshold) while empty */
+	assert_true(h->zero_threshold > 0);
+	assert_int_equal(h->n_positive_span, 0);
+	assert_true(h->sample_count == 0 && h->sample_sum == 0);
+	io__prometheus__client__metric_family__free_unpacked(mf, NULL);
+	free(buf);
+}
+
 static void write_bad(struct promfmt *w)
 {
 	promfmt__family(w, "t_h", "histogram", "x");
@@ -300,6 +414,8 @@ int main(void)
 		cmocka_unit_test(test_native_batch),
 		cmocka_unit_test(test_native_empty),
 		cmocka_unit_test(test_log2_classic_only),
+		cmocka_unit_test(test_log2_native),
+		cmocka_unit_test(test_log2_native_empty),
 		cmocka_unit_test(test_histogram_parts_refused),
 		cmocka_unit_test(test_accepts),
 	};
