@@ -11,6 +11,8 @@ need_cmd bpftool
 testbed_up
 SES=dmt-view-$$
 tmux kill-session -t "$SES" 2>/dev/null
+# a failure must not leave the view running in a detached session
+trap 'tmux kill-session -t "$SES" 2>/dev/null; cleanup' EXIT
 
 run_view() {	# $1: how to stop it (q or TERM)
 	local ids left pid i
