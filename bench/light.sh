@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Cost vs packet rate, full mode against light mode, side by side in one run:
 # both devmemtop processes watch the same veth test bed traffic at once,
-# driven at several rates (percent of the bed's unlimited rate, measured
-# first; the sender is limited with a tbf qdisc on its veth). Per rate and
+# driven at several rates (percent of the bed's unlimited rate: the sender
+# sends at full speed for that share of every second). Per rate and
 # mode: kernel-side BPF run time per second over all the programs the
 # process holds (kernel.bpf_stats_enabled; run_time_ns deltas, light mode's
 # counter reads and sampling windows included) and the collector's own CPU
@@ -30,7 +30,6 @@ export TB_RX_CHUNK=${LIGHT_RX_CHUNK-8388608}
 need_root
 need_dmt
 need_cmd bpftool
-need_cmd tc
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
@@ -79,11 +78,12 @@ hz=$(getconf CLK_TCK)
 
 : >"$TMPD/rows"
 for pct in "${PCTS[@]}"; do
-	ip netns exec "$NS_TX" tc qdisc del dev "$IF_TX" root 2>/dev/null
+	# the rate: full speed for pct % of every second (a tbf-paced stream
+	# recycles every page: no page_pool events at all below the top rate)
 	if [ "$pct" -lt 100 ]; then
-		rate=$((max_bps * pct / 100 / 1000))
-		ip netns exec "$NS_TX" tc qdisc add dev "$IF_TX" root tbf rate "${rate}kbit" \
-			burst 256kb latency 100ms || fail "tc tbf"
+		export TB_TX_DUTY=$(python3 -c "print($pct / 100)")
+	else
+		unset TB_TX_DUTY
 	fi
 	read -r fa fna < <(bpf_ns $full); read -r la lna < <(bpf_ns $light)
 	fc=$(cpu_ns $full); lc=$(cpu_ns $light); t0=$(date +%s%N)

@@ -61,6 +61,7 @@ testbed_up() {
 
 # testbed_traffic SECONDS: stream in the background; testbed_wait collects it.
 # TB_RX_CHUNK=BYTES: the receiver reads that much at a time (tcp_stream.py).
+# TB_TX_DUTY=0..1: the sender sends that share of every second (tcp_stream.py).
 # TB_CPU=LIST: both ends (and so the veth softirqs they raise) run on those CPUs.
 testbed_traffic() {
 	local pin=()
@@ -71,7 +72,7 @@ testbed_traffic() {
 	_TB_PIDS+=($!)
 	_TB_SRV=$!
 	"${pin[@]}" ip netns exec "$NS_TX" python3 "$TOP/tests/integration/tcp_stream.py" client \
-		$ADDR_RX $PORT "$1" >"$TMPD/tx.bytes" 2>"$TMPD/tx.err" &
+		$ADDR_RX $PORT "$1" ${TB_TX_DUTY:-} >"$TMPD/tx.bytes" 2>"$TMPD/tx.err" &
 	_TB_PIDS+=($!)
 	_TB_CLI=$!
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""TCP stream for the veth test bed: 'server ADDR PORT [CHUNK]' or 'client ADDR PORT SECONDS'.
+"""TCP stream for the veth test bed: 'server ADDR PORT [CHUNK]' or 'client ADDR PORT SECONDS [DUTY]'.
 
 The server prints the bytes it received as one line; the client stops after
 SECONDS (bounded: never more than 120 s) and prints the bytes it sent.
@@ -44,7 +44,10 @@ def server(addr, port, chunk=0):
     print(n, flush=True)
 
 
-def client(addr, port, secs):
+def client(addr, port, secs, duty=1.0):
+    """With DUTY below 1, send at full speed for DUTY of every second and
+    stay idle for the rest: the bed's page rate in the burst regime, scaled
+    (a paced stream would recycle every page and raise no events at all)."""
     secs = min(float(secs), 120.0)
     for _ in range(50):
         try:
@@ -58,6 +61,12 @@ def client(addr, port, secs):
     end = time.monotonic() + secs
     n = 0
     while time.monotonic() < end:
+        if duty < 1.0:
+            now = time.monotonic()
+            phase = (now - (end - secs)) % 1.0
+            if phase >= duty:
+                time.sleep(min(1.0 - phase, end - now))
+                continue
         s.sendall(buf)
         n += len(buf)
     s.close()
@@ -67,7 +76,8 @@ def client(addr, port, secs):
 if __name__ == "__main__":
     if len(sys.argv) in (4, 5) and sys.argv[1] == "server":
         server(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) == 5 else 0)
-    elif len(sys.argv) == 5 and sys.argv[1] == "client":
-        client(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif len(sys.argv) in (5, 6) and sys.argv[1] == "client":
+        client(sys.argv[2], int(sys.argv[3]), sys.argv[4],
+               float(sys.argv[5]) if len(sys.argv) == 6 else 1.0)
     else:
-        sys.exit("usage: tcp_stream.py server ADDR PORT [CHUNK] | client ADDR PORT SECONDS")
+        sys.exit("usage: tcp_stream.py server ADDR PORT [CHUNK] | client ADDR PORT SECONDS [DUTY]")
