@@ -8,7 +8,7 @@
 # at both points, and the same holds and releases counted between them: light
 # mode counts from the pool's creation, the full mode from its first sight,
 # which is the pool's first hold for a pool born while it watches (a new pool
-# on a destroyed pool's address is a pool of its own: 75-pool-identity). Light
+# on a destroyed pool's address is a pool of its own: 77-pool-identity). Light
 # mode must keep no per-page program attached outside its sampling windows,
 # say which metrics it samples, and see the same pools end (destroy
 # tracepoint) as the full mode.
