@@ -38,7 +38,7 @@ const volatile bool light_devmem_refill = false;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DMT_MAX_POOLS);
-	__type(key, __u64);
+	__type(key, struct dmt_pool_key);
 	__type(value, struct dmt_pool);
 } pools SEC(".maps");
 
@@ -201,45 +201,59 @@ static __always_inline struct net_device *netdev_of_device(struct device *d)
 	return (void *)d - bpf_core_field_offset(struct net_device, dev);
 }
 
-/* First sight of a pool: read its identity once, off the hot path. */
-static __always_inline __u32 pool_slot(const struct page_pool *pool)
+/*
+ * A pool is its address and its id: a destroyed pool's entry stays until a
+ * snapshot has reported it, and a new pool may get its address before that.
+ * Matching the address alone gave the new pool's events to the old entry
+ * (and its holds, smaller than the old pool's, were dropped), so its first
+ * sight came late. The id is read here anyway, to index the slot.
+ */
+static __always_inline struct dmt_pool *pool_find(const struct page_pool *pool)
 {
-	return pool->user.id & (DMT_POOL_SLOTS - 1);
-}
-
-/* The pool's entry: its slot if it owns it, else the hash map. */
-static __always_inline struct dmt_pool *pool_find(const struct page_pool *pool, __u64 key)
-{
-	__u32 idx = pool_slot(pool);
+	struct dmt_pool_key k = { .addr = (__u64)pool, .id = pool->user.id };
+	__u32 idx = k.id & (DMT_POOL_SLOTS - 1);
 	struct dmt_pool *v = bpf_map_lookup_elem(&pool_slots, &idx);
 
-	if (v && v->addr == key)
+	if (v && v->id == k.id && v->addr == k.addr)
 		return v;
-	return bpf_map_lookup_elem(&pools, &key);
+	return bpf_map_lookup_elem(&pools, &k);
 }
 
+/* First sight of a pool: read its identity once, off the hot path. */
 static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 hold,
 					    __u32 release, bool have_hold)
 {
-	__u64 key = (__u64)pool;
+	struct dmt_pool_key k = { .addr = (__u64)pool };
 	struct net_device *dev;
 	struct napi_struct *napi;
 	struct dmt_pool *v;
-	__u32 idx;
+	__u32 idx, old;
 
-	/* claim the id's slot if it is free, else take a hash entry */
-	idx = BPF_CORE_READ(pool, user.id) & (DMT_POOL_SLOTS - 1);
+	/*
+	 * Claim the id's slot if it is free (id 0), else take a hash entry.
+	 * A pool's id is its own (the kernel allocates them cyclically, from
+	 * 1): if the slot already holds our id, a first sight on another CPU
+	 * got here first and that entry is ours too. The address is written
+	 * last, so pool_find matches a slot only once it is filled in.
+	 */
+	k.id = BPF_CORE_READ(pool, user.id);
+	idx = k.id & (DMT_POOL_SLOTS - 1);
 	v = bpf_map_lookup_elem(&pool_slots, &idx);
-	if (!v || __sync_val_compare_and_swap(&v->addr, 0, key) != 0) {
-		bpf_map_update_elem(&pools, &key, &pool_template, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&pools, &key);
+	old = 1;
+	if (v && k.id) {
+		old = __sync_val_compare_and_swap(&v->id, 0, k.id);
+		if (old == k.id)
+			return v;
+	}
+	if (old) {
+		bpf_map_update_elem(&pools, &k, &pool_template, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&pools, &k);
 		if (!v) {
 			cnt_inc(DMT_CNT_POOL_MAP_FULL, 1);
 			return NULL;
 		}
 	}
-	v->addr = key;
-	v->id = BPF_CORE_READ(pool, user.id);
+	v->id = k.id;
 	v->nid = BPF_CORE_READ(pool, p.nid);
 	v->queue = BPF_CORE_READ(pool, slow.queue_idx);
 	v->mp_priv = (__u64)BPF_CORE_READ(pool, mp_priv);
@@ -277,7 +291,8 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 	v->release_cnt = have_hold ? BPF_CORE_READ(pool, pages_state_release_cnt.counter) : release;
 	v->hold_base = have_hold ? hold - 1 : v->hold_cnt;
 	v->release_base = have_hold ? v->release_cnt : release - 1;
-	emit(DMT_EV_POOL_NEW, key, v->id, v->ifindex, v->queue, v->napi_id, 0);
+	__sync_lock_test_and_set(&v->addr, k.addr);	/* ordered after the fields */
+	emit(DMT_EV_POOL_NEW, k.addr, v->id, v->ifindex, v->queue, v->napi_id, 0);
 	return v;
 }
 
@@ -293,18 +308,18 @@ static __always_inline void note_kind(struct dmt_pool *v, netmem_ref netmem)
 SEC("tp_btf/page_pool_state_hold")
 int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hold)
 {
-	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 	__u32 n;
 
-	v = pool_find(pool, key);
+	v = pool_find(pool);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
 		if (!v)
 			return 0;
-	} else if ((__s32)(hold - v->hold_cnt) > 0) {
-		v->hold_cnt = hold;
 	}
+	/* (a no-op after pool_new, unless a release on another CPU saw it first) */
+	if ((__s32)(hold - v->hold_cnt) > 0)
+		v->hold_cnt = hold;
 	note_kind(v, netmem);
 	if (light_devmem_refill && (v->flags & DMT_POOL_DEVMEM))
 		return 0;
@@ -334,10 +349,9 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 SEC("tp_btf/page_pool_state_release")
 int BPF_PROG(pp_release, const struct page_pool *pool, netmem_ref netmem, __u32 release)
 {
-	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 
-	v = pool_find(pool, key);
+	v = pool_find(pool);
 	if (!v) {
 		pool_new(pool, 0, release, false);
 		return 0;
@@ -355,7 +369,7 @@ int BPF_PROG(pp_destroy, const struct page_pool *pool, __s32 inflight, __u32 hol
 	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 
-	v = pool_find(pool, key);
+	v = pool_find(pool);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
 		if (!v)
@@ -384,7 +398,7 @@ int BPF_PROG(pp_nid, const struct page_pool *pool, int new_nid)
 	__u64 key = (__u64)pool;
 	struct dmt_pool *v;
 
-	v = pool_find(pool, key);
+	v = pool_find(pool);
 	if (!v)
 		return 0;
 	v->nid = new_nid;
@@ -770,7 +784,7 @@ int BPF_PROG(dm_alloc, const struct page_pool *pool,
 	v->free_niovs_tp = free_niovs;
 	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
 	if (light_devmem_refill && pool) {
-		struct dmt_pool *pv = pool_find(pool, (__u64)pool);
+		struct dmt_pool *pv = pool_find(pool);
 
 		if (!pv)
 			pv = pool_new(pool, BPF_CORE_READ(pool, pages_state_hold_cnt), 0, true);
@@ -1193,8 +1207,8 @@ struct dmt_light_read light_out = {};
  *    fetches around it: if the pool was freed before or while we read, its
  *    GONE flag was set before that free and the second fetch sees it, and
  *    the values are discarded (the tracepoint's final values stand);
- *  - the pool's own id must match, so a new pool at a reused address whose
- *    entry we have not replaced yet is never taken for the old one.
+ *  - the pool's own id must match, so a new pool at a reused address is
+ *    never read for the old pool's entry.
  * bpf_probe_read_kernel() itself never faults the kernel.
  */
 SEC("raw_tp")
@@ -1202,15 +1216,15 @@ int light_read(__u64 *ctx)
 {
 	const struct page_pool *pool = (const void *)ctx[0];
 	__u32 id = (__u32)ctx[1];
+	struct dmt_pool_key k = { .addr = ctx[0], .id = id };
 	struct dmt_light_read o = {};
 	struct dmt_pool *v;
 	__u32 idx = id & (DMT_POOL_SLOTS - 1);
-	__u64 key = ctx[0];
 	__u32 f1, f2;
 
 	v = bpf_map_lookup_elem(&pool_slots, &idx);
-	if (!v || v->addr != key)
-		v = bpf_map_lookup_elem(&pools, &key);
+	if (!v || v->id != id || v->addr != k.addr)
+		v = bpf_map_lookup_elem(&pools, &k);
 	if (!v) {
 		o.status = DMT_LIGHT_NOENT;
 		goto out;

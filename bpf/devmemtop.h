@@ -49,11 +49,16 @@ enum dmt_pool_flags {
 	DMT_POOL_IO_URING	= 1 << 5,	/* io_uring zcrx memory provider */
 };
 
-/* One page_pool, keyed by its kernel address. */
+/*
+ * One page_pool. A pool is its address and its id together: once a pool is
+ * freed, the next one may get its address (and the kernel never hands out
+ * an id twice), while the old pool's entry still waits for a snapshot to
+ * report its final values.
+ */
 struct dmt_pool {
 	__u64 addr;
 	__u64 mp_priv;		/* devmem: the binding */
-	__u32 id;		/* pool->user.id (netlink id), 0 if unlisted */
+	__u32 id;		/* pool->user.id: the kernel's id for every pool, from 1 */
 	__s32 ifindex;
 	__u32 netns;		/* inode of the device's netns */
 	__u32 napi_id;
@@ -221,11 +226,20 @@ struct dmt_tok_stats {
 #define DMT_MAX_TOKENS		(1 << 18)
 #define DMT_MAX_HOLDERS		4096
 
+/* Key of the pools hash map: the pool's address and id (pad is 0). */
+struct dmt_pool_key {
+	__u64 addr;
+	__u32 id;
+	__u32 pad;
+};
+
 #define DMT_MAX_POOLS		4096
 /*
- * Pools live in an array slot indexed by their netlink id (an array lookup
- * is inlined by the verifier: the hot path pays no hash); a pool whose slot
- * is taken by another live pool goes to the hash map instead.
+ * Pools live in an array slot indexed by their id (an array lookup is
+ * inlined by the verifier: the hot path pays no hash); a slot belongs to
+ * the pool whose id it holds (0: free). A pool whose slot is taken by
+ * another pool, live or destroyed and not yet reported, goes to the hash
+ * map instead.
  */
 #define DMT_POOL_SLOTS		1024
 #define DMT_MAX_BINDINGS	256

@@ -1083,7 +1083,7 @@ static bool light_pool(struct collector *c, struct dmt_pool *v)
 static int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
 	int fd = bpf_map__fd(c->skel->maps.pools);
-	__u64 key, next, *gone = NULL;
+	struct dmt_pool_key key, next, *gone = NULL;
 	size_t n_gone = 0, cap = 0;
 	struct dmt_pool v;
 	int err = 0;
@@ -1108,7 +1108,7 @@ static int read_pools(struct collector *c, struct dmt_snapshot *s)
 			return err;
 		/* a destroyed pool is reported in this snapshot, then forgotten */
 		if (v.flags & DMT_POOL_GONE)
-			snapbuild_slot_release(&c->slots[i], v.addr);
+			snapbuild_slot_release(&c->slots[i], v.addr, v.id);
 	}
 	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
 	     r = bpf_map_get_next_key(fd, &key, &next)) {

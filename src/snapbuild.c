@@ -4,6 +4,7 @@
  * snapshot. No libbpf here (see snapbuild.h); collector.c does the reads.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "snapbuild.h"
@@ -123,12 +124,18 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 	return 0;
 }
 
-void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr)
+void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr, uint32_t id)
 {
-	if (__atomic_load_n(&slot->addr, __ATOMIC_ACQUIRE) != addr)
+	const size_t id_end = offsetof(struct dmt_pool, id) + sizeof(slot->id);
+	char *p = (char *)slot;
+
+	if (__atomic_load_n(&slot->id, __ATOMIC_ACQUIRE) != id ||
+	    __atomic_load_n(&slot->addr, __ATOMIC_ACQUIRE) != addr)
 		return;		/* already taken by another pool: not ours to clear */
-	memset((char *)slot + sizeof(slot->addr), 0, sizeof(*slot) - sizeof(slot->addr));
 	__atomic_store_n(&slot->addr, 0, __ATOMIC_RELEASE);
+	memset(p + sizeof(slot->addr), 0, offsetof(struct dmt_pool, id) - sizeof(slot->addr));
+	memset(p + id_end, 0, sizeof(*slot) - id_end);
+	__atomic_store_n(&slot->id, 0, __ATOMIC_RELEASE);
 }
 
 struct dmt_binding_snap *snapbuild_binding_find(struct dmt_snapshot *s, uint32_t id)

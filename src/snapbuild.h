@@ -28,13 +28,14 @@ void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p);
 /* Append the pool of map value v to s; *cap is the pools array capacity. */
 int snapbuild_add_pool(struct dmt_snapshot *s, size_t *cap, const struct dmt_pool *v);
 /*
- * Forget the destroyed pool at addr in a pool_slots entry (mmap()ed, shared
- * with the BPF side). The BPF side claims a free slot with a compare-and-swap
- * on addr, then writes the other fields: clear those first and release the
- * address last, so a pool claiming the slot meanwhile is never wiped; a slot
- * that no longer holds addr is left alone.
+ * Forget the destroyed pool (addr, id) in a pool_slots entry (mmap()ed,
+ * shared with the BPF side). The BPF side claims a free slot (id 0) with a
+ * compare-and-swap on id, fills it in and writes addr last; it matches a
+ * slot on both. So: clear addr first (nothing matches the slot any more),
+ * then the other fields, and free the id last, so a pool claiming the slot
+ * meanwhile is never wiped; a slot that holds another pool is left alone.
  */
-void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr);
+void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr, uint32_t id);
 /*
  * Enrich pools with the netlink dump (by netlink id), and add the pools
  * netlink lists that no event showed yet. 0 or -ENOMEM.

@@ -110,16 +110,27 @@ static void test_slot_release(void **state)
 	struct dmt_pool slot = map_pool(0xa000, 7, 10, 10);
 
 	slot.flags = DMT_POOL_RELEASED | DMT_POOL_GONE;
-	snapbuild_slot_release(&slot, 0xa000);
+	slot.mp_priv = 0x1234;		/* before the id */
+	slot.refill.count = 3;		/* after it */
+	snapbuild_slot_release(&slot, 0xa000, 7);
 	assert_int_equal(slot.addr, 0);
 	assert_int_equal(slot.flags, 0);
 	assert_int_equal(slot.hold_cnt, 0);
+	assert_int_equal(slot.mp_priv, 0);
+	assert_int_equal(slot.refill.count, 0);
 	assert_int_equal(slot.id, 0);
 
 	/* a new pool claimed the slot after we read it: not ours to clear */
 	slot = map_pool(0xb000, 1031, 5, 1);
-	snapbuild_slot_release(&slot, 0xa000);
+	snapbuild_slot_release(&slot, 0xa000, 7);
 	assert_int_equal(slot.addr, 0xb000);
+	assert_int_equal(slot.id, 1031);
+	assert_int_equal(slot.hold_cnt, 5);
+
+	/* ... at the same address (the old pool's memory was reused) */
+	slot = map_pool(0xa000, 1031, 5, 1);
+	snapbuild_slot_release(&slot, 0xa000, 7);
+	assert_int_equal(slot.addr, 0xa000);
 	assert_int_equal(slot.id, 1031);
 	assert_int_equal(slot.hold_cnt, 5);
 }
