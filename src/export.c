@@ -342,6 +342,16 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
  * handler takes conn_lock to start one). Returns the next deadline
  * (monotonic ns), UINT64_MAX when no connection has one.
  */
+void export__block_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, EXPORT_WAKE_SIG);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 uint64_t exporter__reap(struct exporter *ex)
 {
 	static const char msg408[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
@@ -884,12 +894,7 @@ int cmd_export(int argc, char **argv)
 	 * Block the stop signals before any thread starts so they all inherit
 	 * the mask; the main thread takes them with sigtimedwait().
 	 */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, EXPORT_WAKE_SIG);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	export__block_signals(&sigs);
 
 	co.errbuf = msg;
 	co.errlen = sizeof(msg);

@@ -44,6 +44,11 @@ int exporter__start(struct exporter *ex);
  */
 #define EXPORT_WAKE_SIG		SIGUSR2
 uint64_t exporter__reap(struct exporter *ex);
+/*
+ * Block SIGINT, SIGTERM and EXPORT_WAKE_SIG (into *sigs, for sigtimedwait)
+ * before any thread starts, so every thread inherits the mask; ignore SIGPIPE.
+ */
+void export__block_signals(sigset_t *sigs);
 void exporter__free(struct exporter *ex);
 struct publisher *exporter__publisher(struct exporter *ex);
 const char *exporter__addr(const struct exporter *ex);

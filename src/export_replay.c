@@ -126,12 +126,7 @@ int export_replay__run(struct exporter *ex, const char *path, double speed, bool
 		return 1;
 	}
 	interval_ns = rec_reader__meta(rd)->interval_ns;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, EXPORT_WAKE_SIG);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	export__block_signals(&sigs);
 	/* the file is open: nothing below needs a privilege */
 	if (!once && privdrop__apply(po, msg, sizeof(msg))) {
 		fprintf(stderr, "devmemtop export: %s\n", msg);

@@ -84,14 +84,7 @@ for s in native classic; do
 	v=$(prom_one $s "devmemtop:page_pool_refill_batch_items:mean_5m{$sel}")
 	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and 0 <= v <= 128 else 1)' "$v" ||
 		fail "$s: mean_5m rule = $v"
-	eval "url=\$PURL_$s"
-	python3 - "$url" <<'PY' || fail "$s: rule evaluation"
-import json, sys, urllib.request
-r = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/rules", timeout=5))
-bad = [(x["name"], x.get("lastError")) for g in r["data"]["groups"] for x in g["rules"]
-       if x.get("health") != "ok"]
-assert not bad, "unhealthy rules: %s" % bad
-PY
+	prom_rules_healthy $s
 done
 log "recording rules p50_5m and mean_5m evaluate on both servers"
 testbed_wait

@@ -147,14 +147,7 @@ for s in native classic; do
 	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and 0 < v < 1 else 1)' "$v" ||
 		fail "$s: binding_alloc_latency p99_5m rule = $v"
 	log "$s: devmemtop:binding_alloc_latency_seconds:p99_5m = $v"
-	eval "url=\$PURL_$s"
-	python3 - "$url" <<'PY' || fail "$s: rule evaluation"
-import json, sys, urllib.request
-r = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/rules", timeout=5))
-bad = [(x["name"], x.get("lastError")) for g in r["data"]["groups"] for x in g["rules"]
-       if x.get("health") != "ok"]
-assert not bad, "unhealthy rules: %s" % bad
-PY
+	prom_rules_healthy $s
 done
 export_stop
 pass "lab recording replay: native and classic agree per devmem pool and binding (quantiles within one bucket, counts and sums equal); every dashboard panel works on both kinds"

@@ -186,6 +186,19 @@ prom_one() {
 	echo "${r%% *}"
 }
 
+# prom_rules_healthy SERVER: every loaded recording rule evaluated without error
+prom_rules_healthy() {
+	local url
+	eval "url=\$PURL_$1"
+	python3 - "$url" <<'PY' || fail "$1: rule evaluation"
+import json, sys, urllib.request
+r = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/rules", timeout=5))
+bad = [(x["name"], x.get("lastError")) for g in r["data"]["groups"] for x in g["rules"]
+       if x.get("health") != "ok"]
+assert not bad, "unhealthy rules: %s" % bad
+PY
+}
+
 # within_one_bucket A B: two quantile estimates at most a factor of 2 apart
 within_one_bucket() {
 	python3 -c 'import math, sys
