@@ -74,7 +74,6 @@ testbed_traffic 3
 testbed_wait
 max_bps=$(( $(cat "$TMPD/rx.bytes") * 8 / 3 ))
 log "unlimited rate: $((max_bps / 1000000)) Mbit/s"
-hz=$(getconf CLK_TCK)
 
 : >"$TMPD/rows"
 for pct in "${PCTS[@]}"; do
@@ -105,11 +104,10 @@ print(len(ids))')
 	echo "$pct $(cat "$TMPD/rx.bytes") $t0 $t1 $fa $fb $fna $fnb $la $lb $lna $lnb" \
 	     "$fc $fc2 $lc $lc2 $npools" >>"$TMPD/rows"
 done
-python3 - "$TMPD/rows" "$hz" "$SAMPLING" <<'PY'
+python3 - "$TMPD/rows" "$SAMPLING" <<'PY'
 import sys
-hz = int(sys.argv[2])
 rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
-print(f"light sampling {sys.argv[3]}; per second of traffic:")
+print(f"light sampling {sys.argv[2]}; per second of traffic:")
 print(f"{'rate':>5} {'Mbit/s':>8} {'full runs/s':>12} {'full BPF us/s':>14} {'light BPF us/s':>15}"
       f" {'full CPU ms/s':>14} {'light CPU ms/s':>15} {'BPF ratio':>10} {'total ratio':>12} {'pools':>6}")
 light_tot = []
