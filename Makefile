@@ -32,7 +32,7 @@ MISSING_CORE	:= $(call missing,$(CORE_PKGS) cmocka)
 # what the build needs lives in DMT_* so a command-line CFLAGS keeps it.
 CFLAGS		?= -O2 -g
 DMT_CFLAGS	:= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-		   -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Isrc $(PKG_CFLAGS)
+		   -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Isrc -Isrc/core $(PKG_CFLAGS)
 DMT_LDLIBS	:= $(PKG_LIBS) -lm -lpthread
 
 # make asan: the binary, unit tests and fuzz targets with ASan+UBSan, in build-asan/.
@@ -55,19 +55,17 @@ BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS		:= $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-SRCS		:= $(wildcard src/*.c)
+SRCS		:= $(wildcard src/*.c src/core/*.c)
 # protobuf exposition: C generated from proto/*.proto by protoc-c
 PROTOS		:= $(wildcard proto/*.proto)
 PROTO_HDRS	:= $(patsubst proto/%.proto,$(OUTPUT)/%.pb-c.h,$(PROTOS))
 PROTO_OBJS	:= $(patsubst proto/%.proto,$(OUTPUT)/src/%.pb-c.o,$(PROTOS))
 OBJS		:= $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS)) $(PROTO_OBJS)
-# The library boundary: objects that use neither libbpf, libnl, ncurses nor
-# libmicrohttpd. Unit tests and fuzzers link against these alone, so a core
-# object that starts calling into the collector or a UI fails to link there.
-CORE_NAMES	:= hist util snapshot snapbuild metrics objtrack record gate_spec gate_eval json_out promfmt expo \
-		   tokens \
-		   publisher promproto html_report textsafe outstream
-CORE_OBJS	:= $(patsubst %,$(OUTPUT)/src/%.o,$(CORE_NAMES)) $(PROTO_OBJS)
+# The library boundary is the directory: src/core/ uses neither libbpf,
+# libnl, ncurses nor libmicrohttpd. Unit tests and fuzzers link against it
+# alone, so a core object that starts calling into the collector or a UI
+# fails to link there.
+CORE_OBJS	:= $(patsubst src/core/%.c,$(OUTPUT)/src/core/%.o,$(wildcard src/core/*.c)) $(PROTO_OBJS)
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a
 # Everything but main: for the few tests of UI code (test_top).
 LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
@@ -97,7 +95,7 @@ check-core-libs:
 			echo "devmemtop: $$p not found (scripts/install-deps.sh)" >&2; \
 		done; exit 1; fi
 
-$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/src/core $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/devmemtop.h bpf/kernel_types.h | $(OUTPUT)
@@ -116,7 +114,13 @@ $(OUTPUT)/src/%.pb-c.o: $(OUTPUT)/%.pb-c.c $(OUTPUT)/%.pb-c.h | $(OUTPUT)/src
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h) bpf/devmemtop.h $(SKELS) $(PROTO_HDRS) | $(OUTPUT)/src
+$(OUTPUT)/src/core/%.o: src/core/%.c $(wildcard src/core/*.h) bpf/devmemtop.h $(PROTO_HDRS) \
+		| $(OUTPUT)/src/core
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/src/%.o: src/%.c $(wildcard src/*.h src/core/*.h) bpf/devmemtop.h $(SKELS) $(PROTO_HDRS) \
+		| $(OUTPUT)/src
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) -c $< -o $@
 

@@ -8,12 +8,12 @@ OUT=${OUT:-$TOP/build/fuzz}
 CLANG=${CLANG:-clang}
 mkdir -p "$OUT"
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-std=gnu11 -D_GNU_SOURCE -I$TOP/src -I$TOP/bpf"
-COMMON="$TOP/src/gate_spec.c $TOP/src/gate_eval.c $TOP/src/hist.c $TOP/src/util.c $TOP/src/snapshot.c
-	$TOP/src/metrics.c $TOP/src/objtrack.c $TOP/src/textsafe.c $TOP/src/outstream.c"
+	-std=gnu11 -D_GNU_SOURCE -I$TOP/src -I$TOP/src/core -I$TOP/bpf"
+COMMON="$TOP/src/core/gate_spec.c $TOP/src/core/gate_eval.c $TOP/src/core/hist.c $TOP/src/core/util.c $TOP/src/core/snapshot.c
+	$TOP/src/core/metrics.c $TOP/src/core/objtrack.c $TOP/src/core/textsafe.c $TOP/src/core/outstream.c"
 LIBS="-lyaml -ljson-c -lz -lm"
 # shellcheck disable=SC2086
 $CLANG $FLAGS -o "$OUT/fuzz_spec" "$TOP/tests/fuzz/fuzz_spec.c" $COMMON $LIBS
 # shellcheck disable=SC2086
-$CLANG $FLAGS -o "$OUT/fuzz_record" "$TOP/tests/fuzz/fuzz_record.c" "$TOP/src/record.c" $COMMON $LIBS
+$CLANG $FLAGS -o "$OUT/fuzz_record" "$TOP/tests/fuzz/fuzz_record.c" "$TOP/src/core/record.c" $COMMON $LIBS
 echo "built $OUT/fuzz_spec $OUT/fuzz_record"

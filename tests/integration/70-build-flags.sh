@@ -9,10 +9,10 @@ need_cmd pkg-config
 cd "$TOP" || fail "cd $TOP"
 pkg=$(pkg-config --cflags libnl-genl-3.0 2>/dev/null | tr ' ' '\n' | grep -m1 '^-I')
 [ -n "$pkg" ] || skip "libnl-genl-3.0 development files not installed (scripts/install-deps.sh)"
-make -n -B OUTPUT="$TMPD/out" CFLAGS="-O0 -DDMT_USER_FLAG" "$TMPD/out/src/util.o" \
+make -n -B OUTPUT="$TMPD/out" CFLAGS="-O0 -DDMT_USER_FLAG" "$TMPD/out/src/core/util.o" \
 	>"$TMPD/make.out" 2>&1 || fail "make -n: $(tail -3 "$TMPD/make.out")"
-line=$(grep -m1 -- ' -c src/util.c' "$TMPD/make.out")
-[ -n "$line" ] || fail "no compile line for src/util.c: $(cat "$TMPD/make.out")"
+line=$(grep -m1 -- ' -c src/core/util.c' "$TMPD/make.out")
+[ -n "$line" ] || fail "no compile line for src/core/util.c: $(cat "$TMPD/make.out")"
 for want in -DDMT_USER_FLAG -Isrc -Ibpf "-I$TMPD/out" "$pkg" -D_GNU_SOURCE -Wall; do
 	case " $line " in
 	*" $want "*) ;;

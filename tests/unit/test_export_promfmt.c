@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the Prometheus text writer (src/promfmt.c). */
+/* Unit tests for the Prometheus text writer (src/core/promfmt.c). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>

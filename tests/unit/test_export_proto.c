@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the protobuf exposition (src/promproto.c through
+ * Unit tests for the protobuf exposition (src/core/promproto.c through
  * promfmt__new_proto()): the delimited stream decodes with protobuf-c,
  * counters and gauges keep their labels, and the refill batch histogram is
  * a sparse schema-0 native histogram whose buckets are the classic ones;

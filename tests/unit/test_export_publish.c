@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the exporter's snapshot publisher (src/publisher.c): readers
+ * Unit tests for the exporter's snapshot publisher (src/core/publisher.c): readers
  * keep their snapshot across publishes, the last reference frees it, a
  * reader that never lets go does not block publishing, and concurrent
  * readers always see one consistent, fully rendered snapshot.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for snapshot -> exposition rendering (src/expo.c) on hand-built snapshots. */
+/* Unit tests for snapshot -> exposition rendering (src/core/expo.c) on hand-built snapshots. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the HTML report (src/html_report.c) on synthetic runs:
+ * Unit tests for the HTML report (src/core/html_report.c) on synthetic runs:
  * hostile interface names are escaped into valid UTF-8, histograms are the
  * run's differences (last - first) drawn as one bar per bucket, series have
  * one point per snapshot, unavailable metrics say why, a baseline overlays.

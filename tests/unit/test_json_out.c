@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for snapshot JSON (src/json_out.c): names from the kernel or a
+ * Unit tests for snapshot JSON (src/core/json_out.c): names from the kernel or a
  * recording become valid UTF-8 (any byte but NUL and '/' is allowed in an
  * interface name), and the metric table's figures are null when unknown or
  * unavailable.

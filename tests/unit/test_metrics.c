@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The metric table (src/metrics.c) checked as a whole, so a new row cannot
+ * The metric table (src/core/metrics.c) checked as a whole, so a new row cannot
  * silently break an output: names, JSON keys, Prometheus families and
  * recording tags unique; every row reachable from the outputs that claim
  * it; Prometheus naming conventions; derived rows not recorded.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the object tracker (src/objtrack.c) that report and
+ * Unit tests for the object tracker (src/core/objtrack.c) that report and
  * gate --from share, on a synthetic recording shaped like the lab's patched
  * bulk run, where report showed pool 4 twice (alive on "?" and destroyed on
  * eth0) and the freelist binding as "unknown".

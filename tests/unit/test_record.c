@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for recordings (src/record.c): snapshot encode/decode round
+ * Unit tests for recordings (src/core/record.c): snapshot encode/decode round
  * trip, a whole file written and read back, truncation at every byte,
  * corruption of every frame, and bad headers.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the snapshot builder (src/snapbuild.c): synthetic BPF map
+ * Unit tests for the snapshot builder (src/core/snapbuild.c): synthetic BPF map
  * values, netlink dumps and walk results in, snapshot out. No kernel.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for gate spec parsing (src/gate_spec.c): good specs, units, and
+/* Unit tests for gate spec parsing (src/core/gate_spec.c): good specs, units, and
  * every kind of bad spec with its line and column. */
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for gate evaluation (src/gate_eval.c): aggregation over a run
+ * Unit tests for gate evaluation (src/core/gate_eval.c): aggregation over a run
  * of synthetic snapshots, conservative log2 bounds, gauges, no-data,
  * availability, baseline regression and the JUnit/JSON outputs.
  */

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "promfmt.h"
 
 enum expo_scope {

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "gate_spec.h"
 #include "metrics.h"
 #include "util.h"

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "nl.h"
 
 enum dmt_pool_kind snapbuild_pool_kind(const struct dmt_pool *v);

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "expo.h"
 
 struct publisher;

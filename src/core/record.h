@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "collector.h"
+#include "snapshot.h"
 
 #define REC_MAGIC		"DMTREC\r\n"
 #define REC_VERSION		1

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "gate_eval.h"
 #include "record.h"
 

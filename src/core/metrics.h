@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "collector.h"
+#include "snapshot.h"
 
 /* How a row's snapshot field spells "unknown". */
 enum mdef_repr {

@@ -7,7 +7,7 @@
 #define DEVMEMTOP_JSON_OUT_H
 
 #include <json-c/json.h>
-#include "collector.h"
+#include "snapshot.h"
 
 #define DMT_JSON_SCHEMA		"devmemtop.snapshot"
 #define DMT_JSON_VERSION	1

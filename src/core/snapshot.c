@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "util.h"
 
 void snapshot__free(struct dmt_snapshot *s)

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "collector.h"
+#include "snapshot.h"
 
 struct objtrack_ent {
 	uint64_t addr;

@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "collector.h"
+#include "snapshot.h"
 #include "gate_spec.h"
 
 enum gate_status {

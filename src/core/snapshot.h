@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The snapshot model: what one collection of the kernel's page pools,
+ * devmem bindings and frag tokens looks like, with the availability of
+ * every metric. The collector (src/collector.c) fills it; everything in
+ * src/core/ (builder, metric table, formats, gate, recordings) and every
+ * command reads it. Nothing here knows libbpf.
+ *
+ *   snapshot__dup(s) / snapshot__free(s)
+ */
+#ifndef DEVMEMTOP_SNAPSHOT_H
+#define DEVMEMTOP_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "devmemtop.h"
+#include "hist.h"
+#include "tokens.h"
+
+/* Metrics whose availability depends on what attached. */
+enum dmt_metric {
+	DMT_M_POOL_HOLDS = 0,		/* page_pool_state_hold */
+	DMT_M_POOL_RELEASES,		/* page_pool_state_release */
+	DMT_M_POOL_INFLIGHT,		/* hold - release counters */
+	DMT_M_POOL_REFILL,		/* refill batch histogram */
+	DMT_M_POOL_DESTROY,		/* page_pool_release: zombies, leaks */
+	DMT_M_POOL_NID,			/* page_pool_update_nid */
+	DMT_M_BIND_LIFECYCLE,		/* binding create / unbind / free */
+	DMT_M_BIND_OCCUPANCY,		/* total / free niovs */
+	DMT_M_BIND_IN_POOLS,		/* niovs held by page pools */
+	DMT_M_BIND_HELD_BY_SOCKETS,	/* niovs handed to user space */
+	DMT_M_BIND_ALLOC_LATENCY,	/* provider alloc call latency */
+	DMT_M_BIND_FREE_LATENCY,	/* provider release latency */
+	DMT_M_BIND_ALLOC_FAIL,		/* failed allocations */
+	DMT_M_BIND_PROVIDER_CALLS,	/* provider calls, niovs per call */
+	DMT_M_BIND_LEAKS,		/* niovs out at unbind / free */
+	DMT_M_DONTNEED_TOKENS,		/* SO_DEVMEM_DONTNEED tokens */
+	DMT_M_NETLINK,			/* netdev genl page-pool-get */
+	DMT_M_RECVMSG_TOKENS,		/* frag tokens per tcp_recvmsg */
+	DMT_M_DONTNEED_COST,		/* tokens and latency per DONTNEED call */
+	DMT_M__COUNT,
+};
+
+/* Why a binding's held tokens are unknown although the hooks are there. */
+enum dmt_held_why {
+	DMT_HELD_NO_REASON = 0,		/* known, or the metric is unavailable */
+	DMT_HELD_ATTACHED_LATE,		/* binding created before the tool attached */
+	DMT_HELD_MAP_FULL,		/* the token map was full: tokens untracked */
+	DMT_HELD_NO_SOCKET,		/* fallback: a token cmsg outside tcp_recvmsg */
+	DMT_HELD_DONTNEED_MISMATCH,	/* fallback: DONTNEED freed other tokens */
+};
+
+struct dmt_availability {
+	bool available;
+	bool sampled;		/* available, but from sampling windows, not exact */
+	char source[64];	/* e.g. "tp_btf/page_pool_state_hold" */
+	char reason[160];	/* why unavailable, empty when available */
+};
+
+/* How the kernel side is attached, best first. */
+enum dmt_attach_mode {
+	DMT_MODE_DEVMEM_TP = 0,		/* devmem tracepoints + page_pool tps */
+	DMT_MODE_FENTRY,		/* fentry/fexit + page_pool tps */
+	DMT_MODE_TP_ONLY,		/* page_pool tracepoints alone */
+	/*
+	 * No per-page/per-niov program attached: the pools' own counters read
+	 * at snapshot time, per-call hooks, sampled per-page windows.
+	 */
+	DMT_MODE_LIGHT,
+};
+
+enum dmt_pool_state {
+	DMT_POOL_ALIVE = 0,
+	DMT_POOL_ZOMBIE,	/* destroyed with niovs/pages still in flight */
+	DMT_POOL_DESTROYED,	/* gone; reported once, then dropped */
+};
+
+enum dmt_pool_kind {
+	DMT_KIND_PAGES = 0,
+	DMT_KIND_DEVMEM,	/* dmabuf memory provider */
+	DMT_KIND_IO_URING,	/* io_uring zcrx provider */
+	DMT_KIND_OTHER,		/* another memory provider */
+};
+
+struct dmt_pool_snap {
+	uint64_t addr;
+	uint64_t provider_priv;		/* kernel address: devmem binding */
+	uint32_t id;			/* netlink id, 0 when unlisted */
+	int ifindex;
+	char ifname[DMT_IFNAMSIZ];
+	uint32_t netns;			/* netns inode, 0 unknown */
+	int queue;			/* -1 unknown */
+	uint32_t napi_id;
+	enum dmt_pool_kind kind;
+	uint32_t binding_id;		/* devmem pools */
+	enum dmt_attr_src attr_src;	/* where ifindex came from */
+	bool netlink_listed;
+	/*
+	 * holds/releases not known: light mode lists a netlink-only pool it has
+	 * not located yet (its counters count from the pool's creation, so 0
+	 * would be wrong); JSON null, no Prometheus sample.
+	 */
+	bool counters_unknown;
+	enum dmt_pool_state state;
+	int nid;
+	uint32_t nid_changes;
+
+	/* since the collector started watching this pool */
+	uint64_t holds;
+	uint64_t releases;
+	uint64_t holds_page;		/* holds split by netmem type */
+	uint64_t holds_niov;
+	/* per second over the last interval */
+	double hold_rate;
+	double release_rate;
+
+	int64_t inflight;		/* exact: kernel hold - release counters */
+	int64_t netlink_inflight;	/* -1 when not listed */
+	int64_t destroy_inflight;	/* inflight at page_pool_release, -1 none */
+	uint32_t destroy_retries;
+	struct hist_batch refill;	/* refill batch sizes */
+};
+
+struct dmt_binding_snap {
+	uint32_t id;
+	int ifindex;
+	char ifname[DMT_IFNAMSIZ];
+	uint64_t dmabuf_size;
+	uint32_t niov_size;
+	const char *layout;		/* "gen_pool", "freelist", "unknown" */
+	bool alive;			/* false once freed (reported once) */
+	bool unbound;
+
+	int64_t total_niovs;		/* -1 unknown */
+	int64_t free_niovs;		/* -1 unknown */
+	int64_t in_pools;		/* sum of its pools' inflight, -1 unknown */
+	int64_t held_by_sockets;	/* niovs behind held tokens, -1 unknown */
+	int64_t held_tokens;		/* frag tokens user space holds, -1 unknown */
+	uint32_t held_why;		/* enum dmt_held_why: why both are unknown */
+	double occupancy;		/* (total - free) / total, -1 unknown */
+	uint32_t pools;			/* page pools using it */
+
+	uint64_t alloc_calls;
+	uint64_t alloc_niovs;
+	uint64_t alloc_fail;
+	uint64_t free_niovs_count;	/* niov releases seen */
+	int64_t out_at_unbind;		/* -1 not seen */
+	int64_t out_at_free;		/* leaked at free, -1 not seen */
+	/* CLOCK_MONOTONIC ns of the lifecycle events, 0 not seen */
+	uint64_t created_ns;
+	uint64_t unbound_ns;
+	uint64_t freed_ns;
+	struct hist_log2 alloc_lat_ns;
+	struct hist_log2 alloc_lat_niov_ns;
+	struct hist_log2 free_lat_ns;
+	/* frag tokens since attach: handed - returned - released = held */
+	uint64_t tok_handed;
+	uint64_t tok_returned;
+	uint64_t tok_released;
+};
+
+struct dmt_prog_stat {
+	char name[64];
+	bool attached;
+	uint64_t run_time_ns;	/* needs kernel.bpf_stats_enabled */
+	uint64_t run_cnt;
+};
+
+struct dmt_snapshot {
+	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
+	uint64_t wall_ns;		/* CLOCK_REALTIME */
+	double interval_s;		/* since the previous snapshot, 0 first */
+	uint64_t seq;
+	enum dmt_attach_mode mode;
+	struct dmt_availability avail[DMT_M__COUNT];
+
+	size_t n_pools;
+	struct dmt_pool_snap *pools;
+	size_t n_bindings;
+	struct dmt_binding_snap *bindings;
+
+	/* sockets holding frag tokens, most tokens first */
+	size_t n_holders;
+	struct dmt_holder_snap *holders;
+	struct dmt_tok_cost tok_cost;
+
+	uint64_t dontneed_tokens;
+	uint64_t dontneed_calls;
+	uint64_t provider_calls;
+
+	/* tool health */
+	uint64_t ringbuf_drops;
+	uint64_t map_full;		/* pools/bindings we could not track */
+	uint64_t lat_missed;		/* exits with no matching entry */
+	bool bpf_stats_enabled;
+	size_t n_progs;
+	struct dmt_prog_stat *progs;
+	uint64_t collect_ns;		/* time this snapshot took */
+};
+
+void snapshot__free(struct dmt_snapshot *s);
+struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
+
+const char *dmt_metric_name(enum dmt_metric m);
+/* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
+const char *dmt_held_why_text(uint32_t why);
+/* "exact", "sampled" or "unavailable": how this mode measures a metric. */
+const char *dmt_avail_method(const struct dmt_availability *a);
+const char *dmt_mode_name(enum dmt_attach_mode m);
+const char *dmt_kind_name(enum dmt_pool_kind k);
+const char *dmt_pool_state_name(enum dmt_pool_state s);
+const char *dmt_attr_src_name(enum dmt_attr_src s);
+
+#endif /* DEVMEMTOP_SNAPSHOT_H */
