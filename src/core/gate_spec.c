@@ -80,6 +80,16 @@ static void gm_init(void)
 		[MU_NS] = GM_UNIT_NS,
 	};
 
+	static const struct { enum gm_id id; enum mdef_better b; } dirs[] = {
+		{ GM_POOL_REFILL_BATCH, MB_HIGHER }, { GM_POOL_ZOMBIES, MB_LOWER },
+		{ GM_POOL_DESTROY_INFLIGHT, MB_LOWER }, { GM_BIND_ALLOC_LATENCY, MB_LOWER },
+		{ GM_BIND_ALLOC_LATENCY_NIOV, MB_LOWER }, { GM_BIND_FREE_LATENCY, MB_LOWER },
+		{ GM_BIND_NIOVS_PER_CALL, MB_HIGHER }, { GM_TOOL_RINGBUF_DROPS, MB_LOWER },
+		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		gm_defs[dirs[i].id].better = dirs[i].b;
 	gm_n = GM__STATIC;
 	for (size_t i = 0; i < mdef_count && gm_n < (int)ARRAY_SIZE(gm_defs); i++) {
 		const struct mdef *m = &mdefs[i];
@@ -89,7 +99,7 @@ static void gm_init(void)
 		gm_defs[gm_n++] = (struct gm_def){
 			.name = m->name, .obj = GM_OBJ_BINDING, .type = types[m->type],
 			.unit = units[m->unit], .avail = m->avail, .help = m->help, .mdef = m,
-			.scale = m->unit == MU_RATIO ? 100 : 1,
+			.scale = m->unit == MU_RATIO ? 100 : 1, .better = m->better,
 		};
 	}
 }
