@@ -62,7 +62,7 @@ static int test_one(const struct cmp_input *in, struct cmp_result *r)
 	return 0;
 }
 
-static void decide(const struct cmp_input *in, struct cmp_result *r, double alpha)
+void cmp__decide(const struct cmp_input *in, struct cmp_result *r, double alpha)
 {
 	double noise = r->relative ? in->noise_pct : 0;
 	bool sig = r->p_holm < alpha && (r->lo > 0 || r->hi < 0);
@@ -109,7 +109,7 @@ int cmp__run(const struct cmp_input *in, struct cmp_result *res, size_t n, doubl
 		if (!res[i].tested)
 			continue;
 		res[i].p_holm = p[k++];
-		decide(&in[i], &res[i], alpha);
+		cmp__decide(&in[i], &res[i], alpha);
 	}
 	free(p);
 	return err;

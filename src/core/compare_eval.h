@@ -56,6 +56,11 @@ struct cmp_result {
 
 /* 0 or -errno (-EINVAL: a non-finite value, -ENOMEM). */
 int cmp__run(const struct cmp_input *in, struct cmp_result *res, size_t n, double alpha);
+/*
+ * The verdict alone, from a result whose tested, relative, change, lo, hi,
+ * p_holm and runs_needed are set (compare --summary fills them from Welch).
+ */
+void cmp__decide(const struct cmp_input *in, struct cmp_result *r, double alpha);
 const char *cmp_verdict_name(enum cmp_verdict v);
 
 #endif /* DEVMEMTOP_COMPARE_EVAL_H */
