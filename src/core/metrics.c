@@ -140,6 +140,10 @@ const struct mdef mdefs[] = {
 	  F(tok_released, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS,
 	  .json = "tokens_released", .prom = "devmemtop_binding_tokens_released_total",
 	  .gate = true, .rec_tag = 7, .better = MB_LOWER },
+	/* compare (issue 20): bytes per run for cpu per GiB, niovs and calls per MiB */
+	{ "binding.rx_bytes", MT_COUNTER, MU_BYTES,
+	  "Bytes returned by recvmsg calls that handed out the binding's frag tokens.",
+	  F(rx_bytes, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .gate = true, .rec_tag = 9 },
 	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
 	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
