@@ -23,8 +23,8 @@
 #define CMP_ALPHA	0.05
 
 struct cmp_args {
-	const char *spec, *json, *junit, *html, *summary;
-	bool strict;
+	const char *spec, *json, *junit, *html, *summary, *better;
+	bool strict, values;
 	double noise_pct;
 	const char *metrics[CMP_MAX_METRICS];
 	size_t n_metrics;
@@ -74,6 +74,8 @@ static void compare_usage(FILE *f)
 		"      --junit FILE       one testcase per metric\n"
 		"      --html FILE        per-run dots and the interval, one row per metric\n"
 		"      --summary FILE     compare published mean/sd/n rows (Welch's t-test)\n"
+		"      --values           BASE and CAND are text files of numbers, one run a\n"
+		"                         value (any benchmark's output); --better lower|higher\n"
 		"      --list-metrics     the run.* metrics (the rest: gate --list-metrics)\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -97,8 +99,8 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 	const char *o = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
 	const char **dst = NULL;
 
-	if (!strcmp(o, "--strict")) {
-		a->strict = true;
+	if (!strcmp(o, "--strict") || !strcmp(o, "--values")) {
+		*(o[2] == 's' ? &a->strict : &a->values) = true;
 		return 0;
 	}
 	if (!strcmp(o, "-m") || !strcmp(o, "--metric")) {
@@ -118,6 +120,8 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 		dst = &a->html;
 	} else if (!strcmp(o, "--summary")) {
 		dst = &a->summary;
+	} else if (!strcmp(o, "--better")) {
+		dst = &a->better;
 	} else if (!strcmp(o, "-n") || !strcmp(o, "--noise")) {
 		if (!val || parse_pct(val, &a->noise_pct)) {
 			fprintf(stderr, "devmemtop compare: --noise needs a percentage such as 5%% "
@@ -176,6 +180,15 @@ static int parse_args(int argc, char **argv, struct cmp_args *a)
 	if (!a->summary && (!a->n_files[0] || !a->n_files[1])) {
 		fprintf(stderr, "devmemtop compare: need BASE recordings, '--', then CAND "
 			"recordings (try --help)\n");
+		return -EINVAL;
+	}
+	if (a->better && strcmp(a->better, "lower") && strcmp(a->better, "higher")) {
+		fprintf(stderr, "devmemtop compare: --better must be lower or higher\n");
+		return -EINVAL;
+	}
+	if (a->values && (a->n_metrics || a->spec)) {
+		fprintf(stderr, "devmemtop compare: --values compares the numbers in the files "
+			"(no --metric or --spec)\n");
 		return -EINVAL;
 	}
 	if (a->n_files[0] > CMP_MAX_RUNS || a->n_files[1] > CMP_MAX_RUNS) {
@@ -542,8 +555,8 @@ out:
 
 void cmp_fmt(char *buf, size_t len, const struct cmp_metric *m, double v)
 {
-	if (m->run != CR_NONE || m->summary)
-		snprintf(buf, len, "%.4g", v);
+	if (m->run != CR_NONE || m->summary || m->gm < 0)
+		snprintf(buf, len, "%.6g", v);
 	else
 		gate_fmt_value(buf, len, v, m->unit);
 }
@@ -673,6 +686,74 @@ static int write_outputs(const struct cmp_set *s, const struct cmp_args *a)
 	return err;
 }
 
+#define CMP_MAX_VALUES	100000
+
+/* --values: every number in the side's files is one run. */
+static int read_values(struct cmp_metric *m, int side, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char tok[128];
+	int err = 0;
+
+	if (!f) {
+		fprintf(stderr, "devmemtop compare: cannot open %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while (!err && fscanf(f, "%127s", tok) == 1) {
+		char *end;
+		double v = strtod(tok, &end);
+		double *nv;
+
+		if (*end || end == tok || !isfinite(v)) {
+			fprintf(stderr, "devmemtop compare: %s: '%s' is not a number\n", path, tok);
+			err = -EINVAL;
+		} else if (m->n[side] == CMP_MAX_VALUES) {
+			fprintf(stderr, "devmemtop compare: more than %d values a side\n",
+				CMP_MAX_VALUES);
+			err = -E2BIG;
+		} else if (!(nv = realloc(m->v[side], (m->n[side] + 1) * sizeof(double)))) {
+			err = -ENOMEM;
+		} else {
+			m->v[side] = nv;
+			m->v[side][m->n[side]++] = v;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+static int gather_values(struct cmp_set *set, const struct cmp_args *a)
+{
+	struct cmp_metric *m;
+
+	set->m = calloc(1, sizeof(*set->m));
+	if (!set->m)
+		return -ENOMEM;
+	set->n = 1;
+	set->noise_pct = a->noise_pct;
+	m = &set->m[0];
+	m->run = CR_NONE;
+	m->gm = -1;
+	m->summary = false;
+	m->noise_pct = a->noise_pct;
+	m->better = a->better && !strcmp(a->better, "higher") ? MB_HIGHER : MB_LOWER;
+	snprintf(m->name, sizeof(m->name), "values");
+	snprintf(m->agg, sizeof(m->agg), "value");
+	snprintf(m->label, sizeof(m->label), "values");
+	snprintf(m->why_missing, sizeof(m->why_missing), "no numbers in the files");
+	for (int side = 0; side < 2; side++) {
+		set->runs[side] = 0;
+		for (size_t f = 0; f < a->n_files[side]; f++) {
+			int err = read_values(m, side, a->files[side][f]);
+
+			if (err)
+				return err;
+		}
+		set->runs[side] = m->n[side];
+	}
+	return 0;
+}
+
 static int gather(struct cmp_set *set, const struct cmp_args *a)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -707,6 +788,10 @@ int cmd_compare(int argc, char **argv)
 	set.noise_pct = a.noise_pct;
 	if (a.summary) {
 		err = compare_summary(a.summary, &set);
+	} else if (a.values) {
+		err = gather_values(&set, &a);
+		if (!err)
+			err = analyse(&set);
 	} else {
 		err = build_metrics(&a, &set);
 		if (!err)

@@ -62,7 +62,12 @@ static json_object *metric_json(const struct cmp_metric *m)
 	if (!m->summary && r->tested) {
 		json_object_object_add(o, "u", num(r->u.u_base));
 		json_object_object_add(o, "shift", num(r->hl.est));
+		ci = json_object_new_array();
+		json_object_array_add(ci, num(r->hl.lo));
+		json_object_array_add(ci, num(r->hl.hi));
+		json_object_object_add(o, "shift_ci", ci);
 		json_object_object_add(o, "shift_ci_level", num(r->hl.level));
+		json_object_object_add(o, "z", num(r->u.z));
 	}
 	if (m->summary) {
 		json_object_object_add(o, "t", num(m->welch.t));
