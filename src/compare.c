@@ -23,7 +23,7 @@
 #define CMP_ALPHA	0.05
 
 struct cmp_args {
-	const char *spec, *json, *junit, *html, *summary, *better;
+	const char *spec, *json, *junit, *html, *summary, *better, *interface;
 	bool strict, values;
 	double noise_pct;
 	const char *metrics[CMP_MAX_METRICS];
@@ -69,6 +69,7 @@ static void compare_usage(FILE *f)
 		"                         min, last, count, rate, sum; run.* metrics: value\n"
 		"  -s, --spec FILE        metrics, noise and direction from a YAML file\n"
 		"  -n, --noise PCT        noise threshold (default 5%%)\n"
+		"  -I, --interface GLOB   pools and bindings of these interfaces only\n"
 		"      --strict           exit 1 on inconclusive too\n"
 		"      --json FILE        the comparison with every run's value\n"
 		"      --junit FILE       one testcase per metric\n"
@@ -122,6 +123,8 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 		dst = &a->summary;
 	} else if (!strcmp(o, "--better")) {
 		dst = &a->better;
+	} else if (!strcmp(o, "-I") || !strcmp(o, "--interface")) {
+		dst = &a->interface;
 	} else if (!strcmp(o, "-n") || !strcmp(o, "--noise")) {
 		if (!val || parse_pct(val, &a->noise_pct)) {
 			fprintf(stderr, "devmemtop compare: --noise needs a percentage such as 5%% "
@@ -346,6 +349,7 @@ static const char *const helper_metric[HK__COUNT] = {
 };
 
 struct run_eval {
+	const char *interface;	/* selector of every check, NULL all */
 	struct gate_spec spec;
 	struct gate_check *chk;
 	struct gate_threshold *th;
@@ -366,7 +370,8 @@ static int spec_add(struct run_eval *x, int gm, enum gate_stat st, double q)
 	c->metric = gm;
 	c->sel = (struct gate_selector){ .ifindex = -1, .pool_id = -1, .binding_id = -1,
 					  .queue = -1, .kind = -1 };
-	snprintf(c->sel_str, sizeof(c->sel_str), "*");
+	c->sel.interface = (char *)x->interface;
+	snprintf(c->sel_str, sizeof(c->sel_str), "%s", x->interface ? x->interface : "*");
 	c->optional = true;
 	c->allow_sampled = true;
 	c->no_data_skip = true;
@@ -516,7 +521,7 @@ static void why_missing(struct cmp_metric *m, const struct run_eval *x, size_t i
 
 static int one_run(struct cmp_set *set, int side, const char *path)
 {
-	struct run_eval x = {};
+	struct run_eval x = { .interface = set->interface };
 	size_t cap = set->n + HK__COUNT;
 	char msg[1024];
 	int err = -ENOMEM;
@@ -763,6 +768,7 @@ static int gather(struct cmp_set *set, const struct cmp_args *a)
 				return -ENOMEM;
 		}
 	}
+	set->interface = a->interface;
 	for (int side = 0; side < 2; side++) {
 		set->runs[side] = a->n_files[side];
 		for (size_t f = 0; f < a->n_files[side]; f++) {

@@ -52,6 +52,7 @@ struct cmp_set {
 	size_t runs[2];
 	double noise_pct;
 	bool summary;
+	const char *interface;	/* --interface: selector of every gate metric */
 };
 
 /* NAME[:AGG[:lower|higher]] into m; -EINVAL with msg. */
