@@ -16,6 +16,9 @@
 #include "compare_eval.h"
 #include "gate_spec.h"
 #include "metrics.h"
+#include "record.h"
+#include <stdlib.h>
+#include <unistd.h>
 
 /* xorshift64*: a fixed seed, so the rates below are the same on every run */
 static uint64_t rng_state;
@@ -141,11 +144,61 @@ static void test_injected_shift(void **state)
 	assert_int_equal(improved, 0);
 }
 
+/* Write a recording with this end frame, read its end frame back. */
+static void end_round_trip(const struct rec_end *in, struct rec_end *out)
+{
+	char path[] = "/tmp/dmt-test-end-XXXXXX";
+	int fd = mkstemp(path), ret;
+	struct rec_meta m = { .version = "t", .kernel = "k", .interval_ns = 1 };
+	struct rec_writer *w;
+	struct rec_reader *r;
+	struct rec_item it;
+	bool seen = false;
+
+	assert_true(fd >= 0);
+	close(fd);
+	w = rec_writer__open(path, &m);
+	assert_non_null(w);
+	assert_int_equal(rec_writer__end(w, in), 0);
+	assert_int_equal(rec_writer__close(w), 0);
+	r = rec_reader__open(path);
+	assert_non_null(r);
+	while ((ret = rec_reader__next(r, &it)) > 0) {
+		if (it.type == REC_END) {
+			*out = it.end;
+			seen = true;
+		}
+	}
+	assert_int_equal(ret, 0);
+	assert_true(seen);
+	rec_reader__free(r);
+	unlink(path);
+}
+
+/* The recorded command's CPU survives a recording; without it, none is made up. */
+static void test_end_cpu_tail(void **state)
+{
+	struct rec_end in = { .n_snapshots = 0, .reason = REC_END_COMMAND, .exit_status = 0,
+			      .has_cpu = true, .cpu_user_ns = 1234567890123ULL,
+			      .cpu_sys_ns = 42 }, out;
+
+	end_round_trip(&in, &out);
+	assert_true(out.has_cpu);
+	assert_true(out.cpu_user_ns == in.cpu_user_ns);
+	assert_true(out.cpu_sys_ns == in.cpu_sys_ns);
+	assert_int_equal(out.reason, REC_END_COMMAND);
+	in.has_cpu = false;
+	end_round_trip(&in, &out);
+	assert_false(out.has_cpu);
+	assert_true(out.cpu_user_ns == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_direction),
+		cmocka_unit_test(test_end_cpu_tail),
 		cmocka_unit_test(test_aa_false_regressions),
 		cmocka_unit_test(test_injected_shift),
 	};
