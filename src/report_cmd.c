@@ -607,11 +607,11 @@ int cmd_report(int argc, char **argv)
 			run__describe_status(r.end.exit_status, st, sizeof(st));
 			printf(" (command %s)", st);
 		}
-		if (r.end.has_cpu)
-			printf("; command CPU %.3fs user, %.3fs system", r.end.cpu_user_ns / 1e9,
-			       r.end.cpu_sys_ns / 1e9);
 		printf("; writer counted %llu snapshots, %llu events\n",
 		       (unsigned long long)r.end.n_snapshots, (unsigned long long)r.end.n_events);
+		if (r.end.has_cpu)
+			printf("command CPU: %.3fs user, %.3fs system\n", r.end.cpu_user_ns / 1e9,
+			       r.end.cpu_sys_ns / 1e9);
 		if (r.end.n_snapshots != r.n_snaps || r.end.n_events != r.n_events)
 			printf("warning: read %llu snapshots and %llu events, the writer counted "
 			       "differently\n", (unsigned long long)r.n_snaps,

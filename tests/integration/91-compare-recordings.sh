@@ -36,7 +36,7 @@ for i in 1 2 3 4 5; do
 		[ $side = base ] && base+=("$f") || cand+=("$f")
 	done
 done
-"$DMT" report "${base[0]}" | grep -E '^end: .*; command CPU [0-9.]+s user, [0-9.]+s system' ||
+"$DMT" report "${base[0]}" | grep -E '^command CPU: [0-9.]+s user, [0-9.]+s system$' ||
 	fail "report does not show the command's CPU"
 
 "$DMT" compare --interface "$IF_RX" --metric pool.holds:count:lower --metric run.cpu_s \
