@@ -238,6 +238,7 @@ static int parse_stat(struct cmp_metric *m, char *msg, size_t len)
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		snprintf(expr, sizeof(expr), "%s < 0%s", m->agg, units[i]);
 		if (!gate_threshold__parse(expr, m->gm, &t, &off, msg, len)) {
+			free(t.expr);
 			m->stat = t.stat;
 			m->q = t.q;
 			m->unit = gate_stat_unit(m->gm, t.stat);
