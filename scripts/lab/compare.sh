@@ -23,7 +23,7 @@ failed=0
 
 # run NAME METRICS -- BASE... -- CAND...
 run() {
-	local name=$1 m=() b=() c=() side=m rc
+	local name=$1 m=() b=() c=() side=m rc a
 	shift
 	for a in "$@"; do
 		if [ "$a" = -- ]; then
@@ -67,10 +67,10 @@ if [ -f "$sweep/skip.txt" ] || [ ! -d "$sweep" ]; then
 	echo "compare sweep: SKIP no sweep on the patched kernel" | tee -a "$OUT/compare-summary.txt"
 else
 	for pair in 4096:16384 4096:32768 4096:65536 16384:32768 32768:65536; do
-		a=${pair%:*} b=${pair#*:}
-		run "sweep-$((a / 1024))k-$((b / 1024))k" run.cpu_per_gib run.niovs_per_mib \
-			run.calls_per_mib -- "$sweep"/run-$a-*/devmemtop.dmtrec -- \
-			"$sweep"/run-$b-*/devmemtop.dmtrec
+		from=${pair%:*} to=${pair#*:}
+		run "sweep-$((from / 1024))k-$((to / 1024))k" run.cpu_per_gib run.niovs_per_mib \
+			run.calls_per_mib -- "$sweep"/run-$from-*/devmemtop.dmtrec -- \
+			"$sweep"/run-$to-*/devmemtop.dmtrec
 	done
 fi
 exit $failed
