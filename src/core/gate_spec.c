@@ -206,9 +206,10 @@ void gm_list(FILE *f)
 	static const char *const types[] = { "histogram", "histogram", "counter", "gauge",
 					     "total", "ratio" };
 	static const char *const unit[] = { "-", "time", "%", "bytes" };
+	static const char *const better[] = { "-", "lower", "higher" };
 
-	fprintf(f, "%-32s %-9s %-5s %-34s %s\n", "METRIC", "TYPE", "UNIT", "STATISTICS",
-		"MEANING");
+	fprintf(f, "%-32s %-9s %-5s %-34s %-6s %s\n", "METRIC", "TYPE", "UNIT", "STATISTICS",
+		"BETTER", "MEANING");
 	for (int i = 0; i < gm_count(); i++) {
 		const struct gm_def *d = &gm_defs[i];
 		const char *agg = "";
@@ -216,8 +217,8 @@ void gm_list(FILE *f)
 		if (d->mdef && d->type == GM_GAUGE)
 			agg = d->mdef->agg == MA_MAX ? " (max over matching bindings)" :
 						      " (summed over matching bindings)";
-		fprintf(f, "%-32s %-9s %-5s %-34s %s%s\n", d->name, types[d->type], unit[d->unit],
-			stats_of(d->type), d->help, agg);
+		fprintf(f, "%-32s %-9s %-5s %-34s %-6s %s%s\n", d->name, types[d->type],
+			unit[d->unit], stats_of(d->type), better[d->better], d->help, agg);
 	}
 }
 
