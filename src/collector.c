@@ -297,7 +297,7 @@ err_msg:
 	if (c->opts.errbuf && c->opts.errlen)
 		snprintf(c->opts.errbuf, c->opts.errlen, "%s", why);
 	else if (c->opts.log)
-		c->opts.log(0, "devmemtop: %s\n", why);
+		dmt_err("%s", why);	/* a caller without errbuf: said here, once */
 	collector__free(c);
 	errno = -err;
 	return NULL;
