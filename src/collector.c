@@ -781,6 +781,9 @@ static void fill_availability(const struct collector *c, struct dmt_availability
 	set_avail(&av[DMT_M_NETLINK], c->nl != NULL, "netdev genl page-pool-get", c->nl_why);
 }
 
+/* 44 programs, as many links, 13 maps, BTF, ring buffer, netlink, probes */
+#define DMT_COLLECTOR_FDS	128
+
 static int check_environment(char *why, size_t len)
 {
 	const char *path = kernel_btf_path();
@@ -788,6 +791,8 @@ static int check_environment(char *why, size_t len)
 	int err;
 
 	err = check_bpf_privileges(why, len);
+	if (!err)	/* before any fd: else a BTF or probe failure names the wrong cause */
+		err = check_fd_limit(DMT_COLLECTOR_FDS, why, len);
 	if (err)
 		return err;
 	if (stat(path ? path : "/sys/kernel/btf/vmlinux", &st)) {
