@@ -106,7 +106,7 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 	}
 	if (!strcmp(o, "-m") || !strcmp(o, "--metric")) {
 		if (a->n_metrics == CMP_MAX_METRICS) {
-			fprintf(stderr, "devmemtop compare: more than %d metrics\n",
+			dmt_err("more than %d metrics",
 				CMP_MAX_METRICS);
 			return -E2BIG;
 		}
@@ -127,18 +127,18 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 		dst = &a->interface;
 	} else if (!strcmp(o, "-n") || !strcmp(o, "--noise")) {
 		if (!val || parse_pct(val, &a->noise_pct)) {
-			fprintf(stderr, "devmemtop compare: --noise needs a percentage such as 5%% "
-				"(got '%s')\n", val ? val : "");
+			dmt_err("--noise needs a percentage such as 5%% "
+				"(got '%s')", val ? val : "");
 			return -EINVAL;
 		}
 		(*i)++;
 		return 0;
 	} else {
-		fprintf(stderr, "devmemtop compare: unknown option '%s' (try --help)\n", o);
+		dmt_err("unknown option '%s' (try --help)", o);
 		return -EINVAL;
 	}
 	if (!val || !*val) {
-		fprintf(stderr, "devmemtop compare: %s needs an argument\n", o);
+		dmt_err("%s needs an argument", o);
 		return -EINVAL;
 	}
 	*dst = val;
@@ -176,26 +176,26 @@ static int parse_args(int argc, char **argv, struct cmp_args *a)
 		}
 	}
 	if (a->summary && (a->n_files[0] || a->n_files[1] || a->n_metrics || a->spec || a->html)) {
-		fprintf(stderr, "devmemtop compare: --summary takes its rows from FILE "
-			"(no recordings, --metric, --spec or --html)\n");
+		dmt_err("--summary takes its rows from FILE "
+			"(no recordings, --metric, --spec or --html)");
 		return -EINVAL;
 	}
 	if (!a->summary && (!a->n_files[0] || !a->n_files[1])) {
-		fprintf(stderr, "devmemtop compare: need BASE recordings, '--', then CAND "
-			"recordings (try --help)\n");
+		dmt_err("need BASE recordings, '--', then CAND "
+			"recordings (try --help)");
 		return -EINVAL;
 	}
 	if (a->better && strcmp(a->better, "lower") && strcmp(a->better, "higher")) {
-		fprintf(stderr, "devmemtop compare: --better must be lower or higher\n");
+		dmt_err("--better must be lower or higher");
 		return -EINVAL;
 	}
 	if (a->values && (a->n_metrics || a->spec)) {
-		fprintf(stderr, "devmemtop compare: --values compares the numbers in the files "
-			"(no --metric or --spec)\n");
+		dmt_err("--values compares the numbers in the files "
+			"(no --metric or --spec)");
 		return -EINVAL;
 	}
 	if (a->n_files[0] > CMP_MAX_RUNS || a->n_files[1] > CMP_MAX_RUNS) {
-		fprintf(stderr, "devmemtop compare: at most %d recordings a side\n", CMP_MAX_RUNS);
+		dmt_err("at most %d recordings a side", CMP_MAX_RUNS);
 		return -E2BIG;
 	}
 	return 0;
@@ -316,7 +316,7 @@ static int build_metrics(const struct cmp_args *a, struct cmp_set *set)
 	if (a->spec) {
 		err = compare_spec__load(a->spec, set, msg, sizeof(msg));
 		if (err) {
-			fprintf(stderr, "devmemtop compare: %s\n", msg);
+			dmt_err("%s", msg);
 			return err;
 		}
 		if (!a->n_metrics)
@@ -331,7 +331,7 @@ static int build_metrics(const struct cmp_args *a, struct cmp_set *set)
 		err = cmp_metric__init(m, a->n_metrics ? a->metrics[i] : default_metrics[i],
 				  set->noise_pct, msg, sizeof(msg));
 		if (err) {
-			fprintf(stderr, "devmemtop compare: --metric %s: %s\n",
+			dmt_err("--metric %s: %s",
 				a->n_metrics ? a->metrics[i] : default_metrics[i], msg);
 			return err;
 		}
@@ -428,8 +428,10 @@ static int read_recording(const char *path, struct run_eval *x, char *msg, size_
 	int ret, err = -ENOMEM;
 
 	if (!r) {
-		snprintf(msg, len, "cannot open %s: %s", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(msg, len, "cannot open %s: %s", path, strerror(e));
+		return -e;
 	}
 	if (!rec_reader__meta(r)) {
 		snprintf(msg, len, "%s", rec_reader__error(r));
@@ -534,7 +536,7 @@ static int one_run(struct cmp_set *set, int side, const char *path)
 	build_spec(&x, set);
 	err = read_recording(path, &x, msg, sizeof(msg));
 	if (err) {
-		fprintf(stderr, "devmemtop compare: %s\n", msg);
+		dmt_err("%s", msg);
 		goto out;
 	}
 	for (size_t i = 0; i < set->n; i++) {
@@ -683,12 +685,12 @@ static int write_outputs(const struct cmp_set *s, const struct cmp_args *a)
 	int err = 0;
 
 	if (a->json && (err = cmp_out__json(s, a->json)))
-		fprintf(stderr, "devmemtop compare: cannot write %s: %s\n", a->json, strerror(-err));
+		dmt_err("cannot write %s: %s", a->json, strerror(-err));
 	if (!err && a->junit && (err = cmp_out__junit(s, a->junit, a->strict)))
-		fprintf(stderr, "devmemtop compare: cannot write %s: %s\n", a->junit,
+		dmt_err("cannot write %s: %s", a->junit,
 			strerror(-err));
 	if (!err && a->html && (err = cmp_out__html(s, a->html)))
-		fprintf(stderr, "devmemtop compare: cannot write %s: %s\n", a->html, strerror(-err));
+		dmt_err("cannot write %s: %s", a->html, strerror(-err));
 	return err;
 }
 
@@ -702,8 +704,10 @@ static int read_values(struct cmp_metric *m, int side, const char *path)
 	int err = 0;
 
 	if (!f) {
-		fprintf(stderr, "devmemtop compare: cannot open %s: %s\n", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		dmt_err("cannot open %s: %s", path, strerror(e));
+		return -e;
 	}
 	while (!err && fscanf(f, "%127s", tok) == 1) {
 		char *end;
@@ -711,10 +715,10 @@ static int read_values(struct cmp_metric *m, int side, const char *path)
 		double *nv;
 
 		if (*end || end == tok || !isfinite(v)) {
-			fprintf(stderr, "devmemtop compare: %s: '%s' is not a number\n", path, tok);
+			dmt_err("%s: '%s' is not a number", path, tok);
 			err = -EINVAL;
 		} else if (m->n[side] == CMP_MAX_VALUES) {
-			fprintf(stderr, "devmemtop compare: more than %d values a side\n",
+			dmt_err("more than %d values a side",
 				CMP_MAX_VALUES);
 			err = -E2BIG;
 		} else if (!(nv = realloc(m->v[side], (m->n[side] + 1) * sizeof(double)))) {
@@ -807,7 +811,7 @@ int cmd_compare(int argc, char **argv)
 			err = analyse(&set);
 	}
 	if (err == -ENOMEM)
-		fprintf(stderr, "devmemtop compare: out of memory\n");
+		dmt_err("out of memory");
 	if (err)
 		goto out;
 	if (!a.summary)

@@ -130,8 +130,10 @@ int compare_spec__load(const char *path, struct cmp_set *set, char *msg, size_t 
 	int err;
 
 	if (!f) {
-		snprintf(msg, len, "cannot open %s: %s", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(msg, len, "cannot open %s: %s", path, strerror(e));
+		return -e;
 	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
@@ -260,8 +262,10 @@ int compare_summary(const char *path, struct cmp_set *set)
 	int err = 0;
 
 	if (!f) {
-		fprintf(stderr, "devmemtop compare: cannot open %s: %s\n", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		dmt_err("cannot open %s: %s", path, strerror(e));
+		return -e;
 	}
 	set->summary = true;
 	set->noise_pct = set->noise_pct ? set->noise_pct : 5;
@@ -275,17 +279,17 @@ int compare_summary(const char *path, struct cmp_set *set)
 		if (!*s || *s == '#' || *s == '\n')
 			continue;
 		if (set->n == 64) {
-			fprintf(stderr, "devmemtop compare: %s:%u: more than 64 rows\n", path, lineno);
+			dmt_err("%s:%u: more than 64 rows", path, lineno);
 			err = -E2BIG;
 		} else if (summary_row(s, &set->m[set->n], set->noise_pct, msg, sizeof(msg))) {
-			fprintf(stderr, "devmemtop compare: %s:%u: %s\n", path, lineno, msg);
+			dmt_err("%s:%u: %s", path, lineno, msg);
 			err = -EINVAL;
 		} else {
 			set->n++;
 		}
 	}
 	if (!err && !set->n) {
-		fprintf(stderr, "devmemtop compare: %s: no rows\n", path);
+		dmt_err("%s: no rows", path);
 		err = -EINVAL;
 	}
 	if (f != stdin)
