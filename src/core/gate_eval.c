@@ -29,6 +29,8 @@ struct obj {
 	union accum base;
 	union accum last;
 	int64_t total;		/* GM_TOTAL: last known value, -1 none */
+	bool known;		/* the quantity was known at some sighting */
+	bool partial;		/* unknown at first: counted from the sighting that knew it */
 };
 
 struct gauge {
@@ -182,6 +184,18 @@ static void read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o
 	}
 }
 
+/*
+ * Light mode lists pools it has not located yet with holds and releases
+ * unknown (counters_unknown): no sample, never a 0.
+ */
+static bool accum_unknown(enum gm_id m, const struct gm_def *def, const void *src)
+{
+	const struct dmt_pool_snap *p = src;
+
+	return def->obj == GM_OBJ_POOL && (m == GM_POOL_HOLDS || m == GM_POOL_RELEASES) &&
+	       p->counters_unknown;
+}
+
 /* d = a - b; -EINVAL when a is not a continuation of b */
 static int accum_sub(enum gm_type t, union accum *d, const union accum *a, const union accum *b)
 {
@@ -272,11 +286,20 @@ static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_s
 			o->total = (int64_t)v;
 		return 0;
 	}
+	if (accum_unknown(m, def, src))
+		return 0;
 	read_accum(m, s, src, &cur);
-	if (created) {
-		/* present from the start: count from there; appeared later: from zero */
-		if (e->n_snaps == 0)
+	if (created || !o->known) {
+		/*
+		 * present from the start: count from there; appeared later: from
+		 * zero; known only now (light mode located it): from here, its
+		 * history before is not the run's, and the run's count is a lower
+		 * bound (partial)
+		 */
+		if (e->n_snaps == 0 || !created)
 			o->base = cur;
+		o->partial = !created;
+		o->known = true;
 		o->last = cur;
 		return 0;
 	}
@@ -495,6 +518,7 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 	const struct gm_def *d = gm_def(cs->chk->metric);
 	double dur = e->n_snaps > 1 ? (e->last_ts - e->first_ts) / 1e9 : 0;
 	const char *what = d->obj == GM_OBJ_POOL ? "pool" : "binding";
+	size_t n_unknown = 0, n_partial = 0;
 	union accum sum, diff;
 
 	if (!e->n_snaps) {
@@ -543,9 +567,18 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 		return;
 	}
 	sum = cs->retired;
-	for (size_t i = 0; i < cs->n_objs; i++)
+	for (size_t i = 0; i < cs->n_objs; i++) {
+		n_unknown += !cs->objs[i].known;
+		n_partial += cs->objs[i].partial;
 		if (!accum_sub(d->type, &diff, &cs->objs[i].last, &cs->objs[i].base))
 			accum_add(d->type, &sum, &diff);
+	}
+	if (n_unknown == cs->n_objs) {
+		snprintf(r->note, sizeof(r->note), "no data: unknown for the %zu matching %s%s "
+			 "(light mode never located %s)", n_unknown, what, n_unknown > 1 ? "s" : "",
+			 n_unknown > 1 ? "them" : "it");
+		return;
+	}
 	if (d->type == GM_RATIO) {
 		r->has_data = sum.c2 > 0;
 		r->observed = sum.c2 ? (double)sum.c / sum.c2 : 0;
@@ -556,6 +589,13 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 	if (d->type == GM_COUNTER) {
 		r->has_data = true;
 		r->bound = GATE_EXACT;
+		if (n_unknown || n_partial) {
+			/* what the others did is not known: at least this much */
+			r->bound = GATE_LOWER;
+			snprintf(r->note, sizeof(r->note), "lower bound: %zu of %zu matching %ss "
+				 "unknown for all or part of the run (light mode)",
+				 n_unknown + n_partial, cs->n_objs, what);
+		}
 		if (r->th->stat == GS_RATE) {
 			r->has_data = dur > 0;
 			r->observed = dur > 0 ? sum.c / dur : 0;
@@ -580,6 +620,12 @@ void gate_report__count(struct gate_report *rep)
 		case GATE_SKIP: rep->n_skip++; break;
 		}
 	}
+}
+
+/* A lower bound shows "> x" or ">= x", never an upper limit or an equality. */
+static bool bound_proves(const struct gate_result *r)
+{
+	return r->bound != GATE_LOWER || r->th->op == GO_GT || r->th->op == GO_GE;
 }
 
 int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
@@ -612,8 +658,8 @@ int gate_eval__finish(struct gate_eval *e, struct gate_report *rep)
 				r->status = GATE_SKIP;
 			else
 				r->status = r->has_data && gate_op_holds(r->th->op, r->observed,
-									 r->th->value) ?
-					    GATE_PASS : GATE_FAIL;
+									 r->th->value) &&
+					    bound_proves(r) ? GATE_PASS : GATE_FAIL;
 		}
 	}
 	gate_report__count(rep);
