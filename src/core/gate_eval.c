@@ -26,7 +26,7 @@ union accum {
 
 /* One pool/binding (or the global counters) as one check sees it. */
 struct obj {
-	union accum base;
+	union accum acc;	/* over the run: the sum of the steps (objtrack_delta) */
 	union accum last;
 	int64_t total;		/* GM_TOTAL: last known value, -1 none */
 	bool known;		/* the quantity was known at some sighting */
@@ -43,7 +43,6 @@ struct check_state {
 	struct objtrack ids;	/* which object is which, across snapshots */
 	struct obj *objs;	/* indexed like ids */
 	size_t n_objs, cap_objs;
-	union accum retired;	/* objects replaced at the same key */
 	struct gauge g;
 };
 
@@ -196,18 +195,17 @@ static bool accum_unknown(enum gm_id m, const struct gm_def *def, const void *sr
 	       p->counters_unknown;
 }
 
-/* d = a - b; -EINVAL when a is not a continuation of b */
-static int accum_sub(enum gm_type t, union accum *d, const union accum *a, const union accum *b)
+/* acc += what the quantity did from prev to cur: objtrack's one delta rule. */
+static void accum_step(enum gm_type t, union accum *acc, const union accum *cur,
+		       const union accum *prev)
 {
 	switch (t) {
-	case GM_HIST_BATCH: return hist_batch_sub(&d->b, &a->b, &b->b);
-	case GM_HIST_LOG2: return hist_log2_sub(&d->l, &a->l, &b->l);
+	case GM_HIST_BATCH: objtrack_delta_batch(&acc->b, &cur->b, &prev->b); break;
+	case GM_HIST_LOG2: objtrack_delta_log2(&acc->l, &cur->l, &prev->l); break;
 	default:
-		if (a->c < b->c || a->c2 < b->c2)
-			return -EINVAL;
-		d->c = a->c - b->c;
-		d->c2 = a->c2 - b->c2;
-		return 0;
+		acc->c += objtrack_delta(cur->c, prev->c);
+		acc->c2 += objtrack_delta(cur->c2, prev->c2);
+		break;
 	}
 }
 
@@ -265,7 +263,7 @@ static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_s
 	enum gm_id m = cs->chk->metric;
 	const struct gm_def *def = gm_def(m);
 	enum gm_type t = def->type;
-	union accum cur, d;
+	union accum cur;
 	bool created = cs->n_objs == 0;
 	struct obj *o;
 	int i = 0;
@@ -292,23 +290,18 @@ static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_s
 	if (created || !o->known) {
 		/*
 		 * present from the start: count from there; appeared later: from
-		 * zero; known only now (light mode located it): from here, its
-		 * history before is not the run's, and the run's count is a lower
-		 * bound (partial)
+		 * zero (all it did is the run's); known only now (light mode
+		 * located it): from here, its history before is not the run's,
+		 * and the run's count is a lower bound (partial)
 		 */
-		if (e->n_snaps == 0 || !created)
-			o->base = cur;
+		if (created && e->n_snaps > 0)
+			o->acc = cur;
 		o->partial = !created;
 		o->known = true;
 		o->last = cur;
 		return 0;
 	}
-	if (accum_sub(t, &d, &cur, &o->last)) {
-		/* went backwards: keep what it did so far, count again from zero */
-		if (!accum_sub(t, &d, &o->last, &o->base))
-			accum_add(t, &cs->retired, &d);
-		memset(&o->base, 0, sizeof(o->base));
-	}
+	accum_step(t, &o->acc, &cur, &o->last);
 	o->last = cur;
 	return 0;
 }
@@ -519,7 +512,7 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 	double dur = e->n_snaps > 1 ? (e->last_ts - e->first_ts) / 1e9 : 0;
 	const char *what = d->obj == GM_OBJ_POOL ? "pool" : "binding";
 	size_t n_unknown = 0, n_partial = 0;
-	union accum sum, diff;
+	union accum sum;
 
 	if (!e->n_snaps) {
 		snprintf(r->note, sizeof(r->note), "no data: no snapshot was taken");
@@ -566,12 +559,11 @@ static void eval_one(struct gate_eval *e, struct check_state *cs, struct gate_re
 		snprintf(r->note, sizeof(r->note), "no data: no matching %s seen", what);
 		return;
 	}
-	sum = cs->retired;
+	memset(&sum, 0, sizeof(sum));
 	for (size_t i = 0; i < cs->n_objs; i++) {
 		n_unknown += !cs->objs[i].known;
 		n_partial += cs->objs[i].partial;
-		if (!accum_sub(d->type, &diff, &cs->objs[i].last, &cs->objs[i].base))
-			accum_add(d->type, &sum, &diff);
+		accum_add(d->type, &sum, &cs->objs[i].acc);
 	}
 	if (n_unknown == cs->n_objs) {
 		snprintf(r->note, sizeof(r->note), "no data: unknown for the %zu matching %s%s "

@@ -6,15 +6,22 @@
 #include "objtrack.h"
 #include "util.h"
 
+bool objtrack_same_pool_key(uint32_t prev_id, uint64_t prev_addr, uint32_t id, uint64_t addr)
+{
+	if (prev_id && id)
+		return prev_id == id && (!prev_addr || !addr || prev_addr == addr);
+	if (!addr || prev_addr != addr)
+		return false;
+	return !prev_id || id;
+}
+
 bool objtrack_same_pool(const struct objtrack_ent *prev, const struct dmt_pool_snap *p)
 {
+	if (!objtrack_same_pool_key(prev->id, prev->addr, p->id, p->addr))
+		return false;
 	if (prev->id && p->id)
-		return prev->id == p->id &&
-		       (!prev->addr || !p->addr || prev->addr == p->addr);
-	if (!p->addr || prev->addr != p->addr)
-		return false;
-	if (prev->id && !p->id)
-		return false;
+		return true;
+	/* by address alone: counters that went backwards are a new pool there */
 	return p->holds >= prev->holds && p->releases >= prev->releases;
 }
 

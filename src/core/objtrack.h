@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The object tracker: which pool or binding of one snapshot is which of the
- * previous ones. One implementation for everything that follows objects
- * across snapshots (report's tables, gate's counters and histograms), so
- * they cannot disagree on a recording.
+ * previous ones, and what a counter did between two sightings. One
+ * implementation for everything that follows objects across snapshots
+ * (report's tables and its HTML page through objrun below, gate's counters
+ * and histograms, the builder's rates, the live view's selection), so they
+ * cannot disagree on a recording.
  *
  * Identity of a pool:
  *   - both sightings have a netlink id: the same pool iff the ids are equal
@@ -51,6 +53,12 @@ struct objtrack {
 };
 
 bool objtrack_same_pool(const struct objtrack_ent *prev, const struct dmt_pool_snap *p);
+/*
+ * The same rule on the keys alone, for who has no counters at hand (the live
+ * view's selection): ids when both have one, else the same non-zero address
+ * without an id lost.
+ */
+bool objtrack_same_pool_key(uint32_t prev_id, uint64_t prev_addr, uint32_t id, uint64_t addr);
 /* Index of the object p continues, or of a new one (*created). -ENOMEM, -E2BIG. */
 int objtrack__pool(struct objtrack *t, const struct dmt_pool_snap *p, bool *created);
 int objtrack__binding(struct objtrack *t, const struct dmt_binding_snap *b, bool *created);
