@@ -67,7 +67,66 @@ static int rec_event(void *ctx, const struct dmt_event *ev)
 	return recorder__event(ctx, ev);
 }
 
-int cmd_record(int argc, char **argv)
+struct record_args {
+	const char *out;
+	bool kernel_addresses;
+	struct collector_opts copts;
+	struct run_opts ro;
+};
+
+/* One option; 0, or EXIT_REC_ERROR after one line on stderr. */
+static int record_option(int o, struct record_args *a, char **argv)
+{
+	switch (o) {
+	case 'o': a->out = optarg; break;
+	case 'K': a->kernel_addresses = true; break;
+	case 'v': dmt_verbosity++; break;
+	case 'i':
+		if (parse_interval_ns(optarg, &a->ro.interval_ns)) {
+			fprintf(stderr, "devmemtop record: bad --interval '%s' ("
+				DMT_INTERVAL_RANGE ")\n", optarg);
+			return EXIT_REC_ERROR;
+		}
+		break;
+	case 'd':
+		if (parse_duration_ns(optarg, &a->ro.duration_ns) || !a->ro.duration_ns) {
+			fprintf(stderr, "devmemtop record: bad --duration '%s' (e.g. 30s)\n",
+				optarg);
+			return EXIT_REC_ERROR;
+		}
+		break;
+	case 'l':
+		if (parse_duration_ns(optarg, &a->ro.linger_ns)) {
+			fprintf(stderr, "devmemtop record: bad --linger '%s' (e.g. 3s)\n", optarg);
+			return EXIT_REC_ERROR;
+		}
+		break;
+	case 'M':
+		if (!strcmp(optarg, "light")) {
+			a->copts.force_mode = DMT_MODE_LIGHT;
+		} else if (strcmp(optarg, "auto")) {
+			fprintf(stderr, "devmemtop record: bad --mode '%s': auto or light\n",
+				optarg);
+			return EXIT_REC_ERROR;
+		}
+		break;
+	case 'W':
+		if (parse_sampling(optarg, &a->copts.light_window_ms, &a->copts.light_period_ms)) {
+			fprintf(stderr, "devmemtop record: bad --sampling '%s': "
+				DMT_SAMPLING_RANGE "\n", optarg);
+			return EXIT_REC_ERROR;
+		}
+		break;
+	default:
+		fprintf(stderr, "devmemtop record: unknown option or missing argument '%s' "
+			"(try 'devmemtop record --help')\n", argv[optind - 1]);
+		return EXIT_REC_ERROR;
+	}
+	return 0;
+}
+
+/* 0 parsed, 1 help printed, EXIT_REC_ERROR after one line on stderr. */
+static int parse_record_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -81,89 +140,62 @@ int cmd_record(int argc, char **argv)
 		{ "kernel-addresses", no_argument, NULL, 'K' },
 		{},
 	};
-	bool kernel_addresses = false;
-	struct collector_opts copts = { .log = dmt_log, .force_mode = -1, .events = true };
-	struct run_opts ro = { .interval_ns = 1000000000ULL, .events = true,
-			       .on_snapshot = rec_snapshot, .on_event = rec_event };
-	struct dmt_snapshot *first = NULL;
-	struct run_result res;
-	const char *out = NULL;
-	struct recorder *rec;
-	struct collector *c;
-	char why[256];
-	uint64_t snaps, events;
-	int o, err, werr, ret = EXIT_REC_ERROR;
+	int o, err;
 
 	optind = 1;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+o:i:d:l:vh", opts, NULL)) != -1) {
-		switch (o) {
-		case 'o': out = optarg; break;
-		case 'K': kernel_addresses = true; break;
-		case 'v': dmt_verbosity++; break;
-		case 'h': record_usage(stdout); return 0;
-		case 'i':
-			if (parse_interval_ns(optarg, &ro.interval_ns)) {
-				fprintf(stderr, "devmemtop record: bad --interval '%s' ("
-					DMT_INTERVAL_RANGE ")\n", optarg);
-				return EXIT_REC_ERROR;
-			}
-			break;
-		case 'd':
-			if (parse_duration_ns(optarg, &ro.duration_ns) || !ro.duration_ns) {
-				fprintf(stderr, "devmemtop record: bad --duration '%s' (e.g. 30s)\n",
-					optarg);
-				return EXIT_REC_ERROR;
-			}
-			break;
-		case 'l':
-			if (parse_duration_ns(optarg, &ro.linger_ns)) {
-				fprintf(stderr, "devmemtop record: bad --linger '%s' (e.g. 3s)\n",
-					optarg);
-				return EXIT_REC_ERROR;
-			}
-			break;
-		case 'M':
-			if (!strcmp(optarg, "light")) {
-				copts.force_mode = DMT_MODE_LIGHT;
-			} else if (strcmp(optarg, "auto")) {
-				fprintf(stderr, "devmemtop record: bad --mode '%s': auto or light\n",
-					optarg);
-				return EXIT_REC_ERROR;
-			}
-			break;
-		case 'W':
-			if (parse_sampling(optarg, &copts.light_window_ms,
-					   &copts.light_period_ms)) {
-				fprintf(stderr, "devmemtop record: bad --sampling '%s': "
-					DMT_SAMPLING_RANGE "\n", optarg);
-				return EXIT_REC_ERROR;
-			}
-			break;
-		default:
-			fprintf(stderr, "devmemtop record: unknown option or missing argument '%s' "
-				"(try 'devmemtop record --help')\n", argv[optind - 1]);
-			return EXIT_REC_ERROR;
+		if (o == 'h') {
+			record_usage(stdout);
+			return 1;
 		}
+		err = record_option(o, a, argv);
+		if (err)
+			return err;
 	}
 	if (optind < argc)
-		ro.cmd = argv + optind;
-	if (ro.linger_ns && !ro.cmd) {
+		a->ro.cmd = argv + optind;
+	if (a->ro.linger_ns && !a->ro.cmd) {
 		fprintf(stderr, "devmemtop record: --linger needs a command after --\n");
 		return EXIT_REC_ERROR;
 	}
-	if (!out) {
+	if (!a->out) {
 		fprintf(stderr, "devmemtop record: -o FILE is required\n");
 		return EXIT_REC_ERROR;
 	}
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = {
+		.copts = { .log = dmt_log, .force_mode = -1, .events = true },
+		.ro = { .interval_ns = 1000000000ULL, .events = true,
+			.on_snapshot = rec_snapshot, .on_event = rec_event },
+	};
+	struct collector_opts *copts = &a.copts;
+	struct run_opts *ro = &a.ro;
+	struct dmt_snapshot *first = NULL;
+	const char *out;
+	struct run_result res;
+	struct recorder *rec;
+	struct collector *c;
+	char why[256];
+	uint64_t snaps, events;
+	int err, werr, ret = EXIT_REC_ERROR;
+
+	err = parse_record_args(argc, argv, &a);
+	if (err)
+		return err == 1 ? 0 : err;
+	out = a.out;
 	if (check_bpf_privileges(why, sizeof(why))) {
 		fprintf(stderr, "devmemtop record: %s\n", why);
 		return EXIT_REC_ERROR;
 	}
-	copts.verbosity = dmt_verbosity;
-	copts.errbuf = why;
-	copts.errlen = sizeof(why);
-	c = collector__new(&copts);
+	copts->verbosity = dmt_verbosity;
+	copts->errbuf = why;
+	copts->errlen = sizeof(why);
+	c = collector__new(copts);
 	if (!c) {
 		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n", why);
 		return EXIT_REC_ERROR;
@@ -173,14 +205,14 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "devmemtop record: first snapshot failed: %s\n", strerror(-err));
 		goto free_c;
 	}
-	rec = recorder__open_raw(out, c, first, ro.interval_ns, ro.cmd, kernel_addresses);
+	rec = recorder__open_raw(out, c, first, ro->interval_ns, ro->cmd, a.kernel_addresses);
 	if (!rec) {
 		fprintf(stderr, "devmemtop record: cannot write %s: %s\n", out, strerror(errno));
 		snapshot__free(first);
 		goto free_c;
 	}
-	ro.ctx = rec;
-	err = run__collect(c, first, &ro, &res);
+	ro->ctx = rec;
+	err = run__collect(c, first, ro, &res);
 	snaps = recorder__snapshots(rec);
 	events = recorder__events(rec);
 	werr = recorder__close(rec, &res);
