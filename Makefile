@@ -161,7 +161,7 @@ $(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
 
 bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
 
-# Per-event overhead of the hot-path programs (README, Overhead).
+# Per-event overhead of the hot-path programs (docs/light-mode.md, Overhead).
 bench: all bench-assets
 	$(Q)bench/overhead.sh
 
