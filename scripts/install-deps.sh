@@ -18,7 +18,8 @@ TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       ethtool			# NIC kit test (scripts/nic/validate.sh)
       man-db groff-base		# devmemtop(8) lint: man --warnings, lexgrog
       chromium tidy		# HTML reports: headless browser DOM + screenshot, HTML5 check
-      openssl)			# exporter TLS tests: certificates made at test time
+      openssl			# exporter TLS tests: certificates made at test time
+      debhelper mmdebstrap podman bc)	# make deb; fresh Debian root + image (95-99)
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync
