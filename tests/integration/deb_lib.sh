@@ -91,7 +91,8 @@ debroot_install_deb() {
 	t0=$(date +%s.%N)
 	# apt's lists and downloads persist in the cache: a rerun's update
 	# is "Hit" lines, its install reads the .debs already fetched
-	unshare --mount --propagation private -- /bin/sh -c '
+	# (one apt at a time on the shared cache: flock)
+	flock "$DEBROOT_CACHE/.apt.lock" unshare --mount --propagation private -- /bin/sh -c '
 		mount --bind "$2/archives" "$1/var/cache/apt/archives" &&
 		mount --bind "$2/lists" "$1/var/lib/apt/lists" &&
 		chroot "$1" apt-get -q update &&
