@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Fleet aggregation through Prometheus' own remote write: 24 exporters
 # (`export --from` replaying variants of the lab recording, each on its own
-# 127.0.0.x address; cut at different snapshots, at different speeds, some
+# 127.0.0.x address; cut at different snapshots, at speed 1 or 2, some
 # with a binding over 90 % occupancy, some with a leak at free), scraped by
 # a Prometheus in agent mode that remote-writes (native histograms sent)
 # into a second Prometheus with the remote-write receiver; native
@@ -38,27 +38,17 @@ _TB_PIDS+=($!)
 PURL_recv=http://127.0.0.1:$PORT_R
 
 # Exporter i: 127.0.0.(10+i), the first 26+i snapshots (the devmem pool and
-# the binding still alive), speed 2..5; i%4 == 1: occupancy 0.95 in the
+# the binding still alive), speed 1 or 2; i%4 == 1: occupancy 0.95 in the
 # last snapshot, i%4 == 2: the binding freed there with 10+i niovs out.
-PIDS=() ADDRS=() KEEP=()
+# Their addresses are chosen first and the agent scrapes them from before
+# they start, so its samples span the replays' refills (rate() windows of
+# the dashboard see them; the recorded refills come 5 s in at speed 1).
+ADDRS=() KEEP=()
 for i in $(seq 0 $((N - 1))); do
-	keep=$((26 + i)) extra=()
-	case $((i % 4)) in
-	1) extra=(--occupancy 0.95) ;;
-	2) extra=(--leak $((10 + i))) ;;
-	esac
-	python3 "$TOP/tests/integration/rec_vary.py" "$REC" "$TMPD/r$i.dmtrec" $keep "${extra[@]}" ||
-		fail "rec_vary.py for exporter $i"
-	"$DMT" export --listen 127.0.0.$((10 + i)):0 --from "$TMPD/r$i.dmtrec" --speed $((2 + i % 4)) \
-		>/dev/null 2>"$TMPD/e$i.err" &
-	PIDS+=($!)
-	_TB_PIDS+=($!)
-	KEEP+=($keep)
+	a=127.0.0.$((10 + i))
+	ADDRS+=("$a:$(python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' $a)")
+	KEEP+=($((26 + i)))
 done
-for i in $(seq 0 $((N - 1))); do
-	ADDRS+=("127.0.0.$((10 + i)):$(wait_serving "$TMPD/e$i.err" "${PIDS[$i]}")")
-done
-log "$N exporters serving replays on ${ADDRS[0]} .. ${ADDRS[$((N - 1))]}"
 
 PORT_A=$(newport)
 {
@@ -89,6 +79,32 @@ curl -sf --max-time 1 "$PURL_recv/-/ready" >/dev/null || fail "receiver not read
 	--web.listen-address=127.0.0.1:$PORT_A --enable-feature=agent,native-histograms \
 	>"$TMPD/agent/log" 2>&1 &
 _TB_PIDS+=($!)
+for i in $(seq 1 100); do
+	curl -sf --max-time 1 "http://127.0.0.1:$PORT_A/-/ready" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+curl -sf --max-time 1 "http://127.0.0.1:$PORT_A/-/ready" >/dev/null || fail "agent not ready: $(tail -3 "$TMPD/agent/log")"
+
+PIDS=()
+for i in $(seq 0 $((N - 1))); do
+	extra=()
+	case $((i % 4)) in
+	1) extra=(--occupancy 0.95) ;;
+	2) extra=(--leak $((10 + i))) ;;
+	esac
+	python3 "$TOP/tests/integration/rec_vary.py" "$REC" "$TMPD/r$i.dmtrec" ${KEEP[$i]} "${extra[@]}" ||
+		fail "rec_vary.py for exporter $i"
+done
+for i in $(seq 0 $((N - 1))); do
+	"$DMT" export --listen "${ADDRS[$i]}" --from "$TMPD/r$i.dmtrec" --speed $((1 + i % 2)) \
+		>/dev/null 2>"$TMPD/e$i.err" &
+	PIDS+=($!)
+	_TB_PIDS+=($!)
+done
+for i in $(seq 0 $((N - 1))); do
+	wait_serving "$TMPD/e$i.err" "${PIDS[$i]}" >/dev/null
+done
+log "$N exporters serving replays on ${ADDRS[0]} .. ${ADDRS[$((N - 1))]}, the agent scraping them"
 
 # Every replay done; then its own final scrape (text, classic buckets).
 for i in $(seq 0 $((N - 1))); do
@@ -127,6 +143,17 @@ prom_rules_healthy recv
 python3 "$TOP/tests/integration/fleet_check.py" "$PURL_recv" "$AT" "$TMPD/own" >"$TMPD/check.out" 2>&1 ||
 	fail "fleet PromQL differs from the exporters: $(cat "$TMPD/check.out")"
 while read -r l; do log "$l"; done <"$TMPD/check.out"
+
+# The dashboard on the receiver: every panel's PromQL (the fleet overview
+# row included) evaluates, each panel on a histogram has a finite result.
+"$DMT" export --list-metrics >"$TMPD/catalogue" || fail "export --list-metrics"
+python3 "$EXPORT_TOOLS" panels "$TOP/dashboards/devmemtop.json" "$TMPD/catalogue" "$AT" 5m \
+	recv="$PURL_recv" >"$TMPD/panels" 2>&1 || fail "dashboard on the receiver: $(tail -3 "$TMPD/panels")"
+grep -E "'(Hosts reporting|Hosts with a binding over 90 %|Fleet refill batch p50 / p99|Refill batch p50 by host|Worst binding occupancy by host)'" \
+	"$TMPD/panels" | while read -r l; do log "$l"; done
+PROM_AT=$AT
+hosts=$(prom_one recv 'count(devmemtop_build_info{instance=~".*"})')
+[ "$hosts" = "$N" ] || fail "the Hosts reporting panel's query says $hosts, want $N"
 grep -E 'level=(warn|error)' "$TMPD/agent/log" "$TMPD/recv/log" | grep -v 'connection refused' |
 	head -3 | while read -r l; do log "prometheus: $l"; done
 pass "$N exporters through agent -> remote write -> receiver: fleet PromQL equals each exporter's own samples ($(echo "$(date +%s.%N) - $T0" | bc | cut -c1-5) s)"
