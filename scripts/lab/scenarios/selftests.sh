@@ -35,8 +35,10 @@
 #                               it creates has a higher one (no reuse)
 #   NAME.t                      uptime before and after
 #   NAME.trace                  the page_pool tracepoints during it, taken
-#                               2.5 s after it ended (zombie pools are
-#                               retried once a second)
+#                               LINGER s after it ended (2.5 s after
+#                               nl_netdev.py: zombie pools are retried once
+#                               a second; 0.5 s after the others, which
+#                               leave none: a devmemtop snapshot or two)
 # usage: selftests.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -79,10 +81,10 @@ max_ifindex() {
 	cat /sys/class/net/*/ifindex | sort -n | tail -1
 }
 
-# ksft NAME FILE [VAR=VALUE...]: one selftest, in the chroot
+# ksft LINGER NAME FILE [VAR=VALUE...]: one selftest, in the chroot
 ksft() {
-	local name=$1 file=$2 t0
-	shift 2
+	local linger=$1 name=$2 file=$3 t0
+	shift 3
 	max_ifindex >$D/$name.ifindex
 	echo >$T/trace
 	t0=$(lab_now)
@@ -90,7 +92,7 @@ ksft() {
 	in_root "$@" /usr/bin/python3 $K/$file >$D/$name.tap 2>$D/$name.err
 	echo $? >$D/$name.rc
 	echo "$t0 $(lab_now)" >$D/$name.t
-	sleep 2.5
+	sleep $linger
 	cat $T/trace >$D/$name.trace
 	echo "selftests: $name rc=$(cat $D/$name.rc), $(grep '^# Totals' $D/$name.tap)"
 }
@@ -141,7 +143,7 @@ ppfail() {
 	EOT
 	echo 4242 >/sys/bus/netdevsim/del_device
 	echo "$t0 $(lab_now)" >$D/ppfail.t
-	sleep 2.5
+	sleep 0.5
 	cat $T/trace >$D/ppfail.trace
 	echo "selftests: ppfail $(paste -sd' ' $D/ppfail.txt)"
 }
@@ -152,11 +154,11 @@ readlink /proc/self/ns/net >$D/netns
 # the lab's peer netns by name, for pp_alloc_fail.py's hardware env
 in_root ip netns attach labpeer $LAB_PEER_PID || exit 1
 
-ksft nl_netdev net/nl_netdev.py
-ksft queues drivers/net/queues.py
-ksft stats drivers/net/stats.py
-ksft pp_alloc_fail drivers/net/hw/pp_alloc_fail.py
-ksft pp_alloc_fail_netif drivers/net/hw/pp_alloc_fail.py NETIF=$LAB_RX_IF \
+ksft 2.5 nl_netdev net/nl_netdev.py
+ksft 0.5 queues drivers/net/queues.py
+ksft 0.5 stats drivers/net/stats.py
+ksft 0 pp_alloc_fail drivers/net/hw/pp_alloc_fail.py
+ksft 0 pp_alloc_fail_netif drivers/net/hw/pp_alloc_fail.py NETIF=$LAB_RX_IF \
 	LOCAL_V4=$LAB_RX_ADDR REMOTE_V4=$LAB_TX_ADDR REMOTE_TYPE=netns REMOTE_ARGS=labpeer
 ppfail || { echo "ppfail failed"; exit 1; }
 in_root ip netns delete labpeer
