@@ -101,8 +101,15 @@ ksft() {
 # configured as pp_alloc_fail.py configures it (verbose 0 first: each
 # failure would dump a stack otherwise), allocations by netdevsim's pp_hold
 # on a device of its own (bus id 4242). Result in ppfail.txt.
+PPF=/sys/kernel/debug/fail_function
+ppfail_off() {
+	echo 0 >$PPF/probability
+	echo >$PPF/inject	# an empty line removes every function
+	echo 0 >$PPF/times
+}
+
 ppfail() {
-	local F=/sys/kernel/debug/fail_function H if calls=60 ok=0 enomem=0 times=100 i t0
+	local F=$PPF H if calls=60 ok=0 enomem=0 times=100 i t0 left
 
 	max_ifindex >$D/ppfail.ifindex
 	if [ ! -d $F ]; then
@@ -120,9 +127,10 @@ ppfail() {
 	[ -n "$if" ] || { echo "ppfail: netdevsim4242 has no netdev"; return 1; }
 	ip link set $if up || return 1
 	H=/sys/kernel/debug/netdevsim/netdevsim4242/ports/0/pp_hold
-	echo page_pool_alloc_pages >$F/inject &&
-		echo 0 >$F/verbose && echo 3 >$F/interval && echo $times >$F/times &&
-		echo 100 >$F/probability || return 1
+	echo 0 >$F/verbose && echo 0 >$F/probability &&
+		echo page_pool_alloc_pages >$F/inject &&
+		echo 3 >$F/interval && echo $times >$F/times &&
+		echo 100 >$F/probability || { ppfail_off; return 1; }
 	for i in $(seq $calls); do
 		if echo y >$H 2>/dev/null; then
 			ok=$((ok + 1))
@@ -133,8 +141,7 @@ ppfail() {
 	done
 	echo 0 >$F/probability
 	left=$(cat $F/times)
-	echo >$F/inject
-	echo 0 >$F/times
+	ppfail_off
 	cat >$D/ppfail.txt <<-EOT
 	ifname=$if
 	ifindex=$(cat /sys/class/net/$if/ifindex)
@@ -153,7 +160,10 @@ ppfail() {
 }
 
 [ -d $K ] || skip "the selftests are not in this initramfs (build/lab/ksft-src missing on the host)"
-ksft_root >$D/root.log 2>&1 || skip "no chroot with the host's python3: $(tail -1 $D/root.log)"
+# the host's /usr is the lab's dependency (scripts/lab/deps.sh): a chroot
+# that cannot be set up is a failure, not a skip
+ksft_root >$D/root.log 2>&1 ||
+	{ echo "selftests: FAIL no chroot with the host's python3: $(tail -1 $D/root.log)"; exit 1; }
 readlink /proc/self/ns/net >$D/netns
 # the lab's peer netns by name, for pp_alloc_fail.py's hardware env (its
 # REMOTE; the test stops before it sends anything from there)
