@@ -27,7 +27,10 @@ must show:
                           failed calls left nothing in flight).
 A test's pools are the ones on netdevs of the guest's init netns with an
 ifindex above the highest one before the test started (<test>.ifindex;
-ifindexes are not reused) and not above the next test's floor.
+ifindexes are not reused) that devmemtop first showed between the test's
+start and the next test's start (<test>.t: uptime; snapshot ts_ns is
+CLOCK_MONOTONIC, the same clock in the VM). The next test's ifindex floor
+cannot bound them: the devices are gone by then, so it is this one's again.
 If the scenario wrote a "skip" file, everything is SKIP with its reason.
 Prints "selftests: N passed, N failed, N skipped"; exit 1 if anything failed.
 """
@@ -145,15 +148,20 @@ def trace_pools(path):
     return pools
 
 
-def dmt_pools(snaps, netns, lo, hi):
-    """devmemtop's pools on netdevs of netns with lo < ifindex <= hi: per
+def dmt_pools(snaps, netns, win):
+    """devmemtop's pools of one test's window (floor, t0, t1): on netdevs of
+    netns with an ifindex above floor, first shown at t0 <= ts < t1. Per
     pool id, the states it was seen in (in order, repeats folded), the
     largest inflight seen while a zombie, and its last snapshot."""
-    out = {}
+    floor, t0, t1 = win
+    first, out = {}, {}
     for s in snaps:
+        ts = s.get("ts_ns", 0) / 1e9
         for p in s.get("pools", []):
             ifi = p.get("ifindex")
-            if ifi is None or not lo < ifi <= hi or (netns and p.get("netns") != netns):
+            if ifi is None or ifi <= floor or (netns and p.get("netns") != netns):
+                continue
+            if not t0 <= first.setdefault(p["id"], ts) < t1:
                 continue
             v = out.setdefault(p["id"], {"states": [], "zombie_inflight": None, "last": None})
             if not v["states"] or v["states"][-1] != p["state"]:
@@ -164,13 +172,13 @@ def dmt_pools(snaps, netns, lo, hi):
     return out
 
 
-def check_pools(c, d, name, snaps, netns, lo, hi):
+def check_pools(c, d, name, snaps, netns, win):
     """devmemtop against the page_pool tracepoints of one test's window."""
     tr = trace_pools(os.path.join(d, name + ".trace"))
     destroyed = {k: v for k, v in tr.items() if v["rel"]}
     tz = sorted(v["rel"][0] for v in destroyed.values() if v["rel"][0] > 0)
     tgone = sum(1 for v in destroyed.values() if v["rel"][-1] == 0)
-    dm = dmt_pools(snaps, netns, lo, hi)
+    dm = dmt_pools(snaps, netns, win)
     dz = sorted(v["zombie_inflight"] for v in dm.values() if v["zombie_inflight"] is not None)
     dgone = sum(1 for v in dm.values() if v["states"][-1] == "destroyed")
     detail = ("tracepoints: %d pool(s) destroyed, %d freed, zombies with inflight %s; "
@@ -219,7 +227,7 @@ def check_ppfail(c, d):
     return True
 
 
-def check_ppfail_dmt(c, d, snaps, netns, lo, hi):
+def check_ppfail_dmt(c, d, snaps, netns, win):
     c.skip("ppfail: devmemtop counts the injected page pool allocation failures",
            "devmemtop has no page pool allocation failure figure: binding.alloc_failures "
            "counts devmem provider calls that found no free net_iov; an injected "
@@ -227,7 +235,7 @@ def check_ppfail_dmt(c, d, snaps, netns, lo, hi):
            "tracepoint fires. It would need the netdev family's qstats (rx-alloc-fail per "
            "queue, which netdevsim does not report) or a hook on the pool's allocation "
            "return path")
-    tr, dm = check_pools(c, d, "ppfail", snaps, netns, lo, hi)
+    tr, dm = check_pools(c, d, "ppfail", snaps, netns, win)
     tr = {k: v for k, v in tr.items() if v["rel"]}	# the pools destroyed in its window
     if len(tr) != 1 or len(dm) != 1:
         c.check("ppfail: one pool in the tracepoints and in devmemtop", False,
@@ -254,6 +262,14 @@ def check_nl_netdev(c, tr, dm):
             len(dm) == 4 and len(destroyed) == 4 and z == [1, 1],
             "devmemtop %d pools, zombie inflight %s; tracepoints %d pools" % (len(dm), z,
                                                                               len(destroyed)))
+
+
+def start_of(d, name):
+    """Uptime when the test started (<test>.t: "start end")."""
+    try:
+        return float((read(os.path.join(d, name + ".t")) or "").split()[0])
+    except (IndexError, ValueError):
+        return None
 
 
 def main():
@@ -288,20 +304,23 @@ def main():
             if m:
                 netns = int(m.group(1))
             floors = [read_int(os.path.join(d, t + ".ifindex")) for t in TESTS]
-            if not c.check("devmemtop recording readable, test windows known",
-                           code == 0 and snaps and None not in floors and netns,
-                           "%d snapshots, floors %s, netns %s" % (len(snaps), floors, netns),
-                           err):
-                pass
-            else:
-                win = {t: (floors[i], floors[i + 1] if i + 1 < len(TESTS) else 1 << 30)
-                       for i, t in enumerate(TESTS)}
-                tr, dm = check_pools(c, d, "nl_netdev", snaps, netns, *win["nl_netdev"])
+            starts = [start_of(d, t) for t in TESTS]
+            want = [i for i, t in enumerate(TESTS) if t != "ppfail" or ppfail_ran]
+            if c.check("devmemtop recording readable, test windows known",
+                       code == 0 and snaps and netns and
+                       all(floors[i] is not None and starts[i] is not None for i in want),
+                       "%d snapshots, ifindex floors %s, starts %s, netns %s"
+                       % (len(snaps), floors, starts, netns), err):
+                win = {}
+                for i, t in enumerate(TESTS):
+                    nxt = [x for x in starts[i + 1:] if x is not None]
+                    win[t] = (floors[i], starts[i], nxt[0] if nxt else float("inf"))
+                tr, dm = check_pools(c, d, "nl_netdev", snaps, netns, win["nl_netdev"])
                 check_nl_netdev(c, tr, dm)
-                check_pools(c, d, "queues", snaps, netns, *win["queues"])
-                check_pools(c, d, "stats", snaps, netns, *win["stats"])
+                check_pools(c, d, "queues", snaps, netns, win["queues"])
+                check_pools(c, d, "stats", snaps, netns, win["stats"])
                 if ppfail_ran:
-                    check_ppfail_dmt(c, d, snaps, netns, *win["ppfail"])
+                    check_ppfail_dmt(c, d, snaps, netns, win["ppfail"])
     print("selftests: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"],
                                                            c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0

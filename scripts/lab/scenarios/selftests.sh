@@ -33,7 +33,7 @@
 #   NAME.tap NAME.err NAME.rc   the test's KTAP output, stderr, exit status
 #   NAME.ifindex                the highest ifindex before it: every netdev
 #                               it creates has a higher one (no reuse)
-#   NAME.t                      uptime before and after
+#   NAME.t                      uptime before (written first) and after
 #   NAME.trace                  the page_pool tracepoints during it, taken
 #                               LINGER s after it ended (2.5 s after
 #                               nl_netdev.py: zombie pools are retried once
@@ -88,6 +88,7 @@ ksft() {
 	max_ifindex >$D/$name.ifindex
 	echo >$T/trace
 	t0=$(lab_now)
+	echo $t0 >$D/$name.t
 	echo "selftests: $name ($file $*) at ${t0}s"
 	in_root "$@" /usr/bin/python3 $K/$file >$D/$name.tap 2>$D/$name.err
 	echo $? >$D/$name.rc
@@ -118,6 +119,7 @@ ppfail() {
 	fi
 	echo >$T/trace
 	t0=$(lab_now)
+	echo $t0 >$D/ppfail.t
 	echo "4242 1 1" >/sys/bus/netdevsim/new_device || return 1
 	for i in $(seq 50); do
 		if=$(ls /sys/bus/netdevsim/devices/netdevsim4242/net/ 2>/dev/null | head -1)
