@@ -90,7 +90,11 @@ ksft() {
 	t0=$(lab_now)
 	echo $t0 >$D/$name.t
 	echo "selftests: $name ($file $*) at ${t0}s"
-	in_root "$@" /usr/bin/python3 $K/$file >$D/$name.tap 2>$D/$name.err
+	# a hung test must not take the rest of the VM run with it (qemu-run.py's
+	# timeout): 300 s each, far above what any of them needs
+	timeout -k 5 300 chroot $R /usr/bin/env -i PATH=/lab/ksft-bin:/usr/sbin:/usr/bin \
+		HOME=/tmp PYTHONDONTWRITEBYTECODE=1 "$@" /usr/bin/python3 $K/$file \
+		>$D/$name.tap 2>$D/$name.err
 	echo $? >$D/$name.rc
 	echo "$t0 $(lab_now)" >$D/$name.t
 	sleep $linger
