@@ -73,6 +73,9 @@ make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_D
 # ncdevmem (the kernel's devmem selftest server) from the pinned source
 "$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
 	{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
+# the kernel's Python selftests (scenarios/selftests.sh), unmodified from it
+"$LAB_DIR/selftests/fetch.sh" "$REPO_DIR/build/lab" ||
+	die "extracting the selftests from the pinned source failed"
 
 # Kernels: flavor -> build dir; patched is skipped when it equals baseline.
 declare -A KDIR
@@ -112,6 +115,7 @@ qemu_cmd() {	# flavor outdir mode
 		-no-reboot -nic none -kernel "${KDIR[$1]}/bzImage" \
 		-initrd "$INITRD" \
 		-virtfs "local,path=$2,mount_tag=labout,security_model=none,id=labout" \
+		-virtfs "local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on,id=hostusr" \
 		-append "\"console=ttyS0 loglevel=5 panic=-1 oops=panic lab.mode=$3 lab.kernel=$1 lab.scenarios=$(IFS=,; echo "${SCENARIOS[*]}")\""
 }
 
@@ -144,6 +148,9 @@ for f in "${flavors[@]}"; do
 	# the independent peer and the NIC kit (scenarios/ncdevmem.sh, nickit.sh)
 	python3 "$LAB_DIR/assert_ncdevmem.py" --dir "$d" --kernel "$f" \
 		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
+	# the kernel's own selftests as a peer (scenarios/selftests.sh)
+	python3 "$LAB_DIR/assert_selftests.py" --dir "$d" --kernel "$f" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 done
 

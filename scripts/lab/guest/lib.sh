@@ -144,7 +144,7 @@ lab_trace_stop() {
 lab_interval() {
 	case $1 in
 	exhaust) echo 100ms ;;
-	bulk|leak|ncdevmem|multiqueue) echo 200ms ;;
+	bulk|leak|ncdevmem|multiqueue|selftests) echo 200ms ;;
 	esac
 }
 
