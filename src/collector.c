@@ -160,6 +160,9 @@ static void attach_all(struct collector *c)
 	}
 }
 
+/* 44 programs, as many links, 13 maps, BTF, ring buffer, netlink, probes */
+#define DMT_COLLECTOR_FDS	128
+
 static int check_environment(char *why, size_t len)
 {
 	const char *path = kernel_btf_path();
@@ -167,6 +170,8 @@ static int check_environment(char *why, size_t len)
 	int err;
 
 	err = check_bpf_privileges(why, len);
+	if (!err)	/* before any fd: else a BTF or probe failure names the wrong cause */
+		err = check_fd_limit(DMT_COLLECTOR_FDS, why, len);
 	if (err)
 		return err;
 	if (stat(path ? path : "/sys/kernel/btf/vmlinux", &st)) {

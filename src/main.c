@@ -2,6 +2,7 @@
 /* devmemtop: dispatch to a subcommand; the live view is the default. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include "commands.h"
 #include "outstream.h"
 #include "util.h"
@@ -37,6 +38,16 @@ int main(int argc, char **argv)
 	char name[32];
 	int ret;
 
+	/*
+	 * Not dumpable, before any BPF fd exists: a process that is (a user
+	 * started with ambient CAP_BPF, capabilities dropped after attach) lets
+	 * any process of its uid take its fds with pidfd_getfd or ptrace, and
+	 * with them our programs and maps. Also no core file of kernel data.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		perror("devmemtop: prctl(PR_SET_DUMPABLE)");
+		return 1;
+	}
 	out_reserve_std_fds();
 	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 			  !strcmp(argv[1], "-h"))) {

@@ -15,6 +15,7 @@
 #include "gate_spec.h"
 #include "hist.h"
 #include "html_report.h"
+#include "outstream.h"
 #include "util.h"
 
 struct html_pt {
@@ -1145,13 +1146,14 @@ int html_report__write(const char *path, const struct html_run *cand, const stru
 		       const struct gate_report *gate)
 {
 	FILE *f = fopen(path, "w");
-	int err;
+	int err, e;
 
 	if (!f)
 		return -errno;
 	err = html_report__fprint(f, cand, base, gate);
-	if (fclose(f) && !err)
-		err = -errno;
+	e = out_close(f);	/* the write's own reason: ferror() alone gives -EIO */
+	if (e && (!err || err == -EIO))
+		err = e;
 	return err;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "snapshot.h"
@@ -240,4 +241,26 @@ void fmt_human_num(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.3gk", v / 1e3);
 	else
 		snprintf(buf, len, "%.4g", v);
+}
+
+int check_fd_limit(unsigned long need, char *buf, size_t len)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r))
+		return 0;	/* cannot tell: opening will say */
+	if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur < need) {
+		struct rlimit want = r;
+
+		want.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max >= need ? need : r.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &want))
+			r.rlim_cur = want.rlim_cur;
+	}
+	if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur < need) {
+		snprintf(buf, len, "open file limit is %llu (ulimit -n): needs at least %lu "
+			 "for its BPF programs, links and maps",
+			 (unsigned long long)r.rlim_cur, need);
+		return -EMFILE;
+	}
+	return 0;
 }

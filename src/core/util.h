@@ -74,6 +74,13 @@ int parse_mode(const char *s, bool caps, int *mode);
 /* Check we may load BPF: 0, or -EPERM with a one-line reason in buf. */
 int check_bpf_privileges(char *buf, size_t len);
 
+/*
+ * At least `need` file descriptors: raises the soft RLIMIT_NOFILE towards
+ * the hard one when lower. -EMFILE with a one-line reason in buf when the
+ * hard limit is below need (e.g. after `ulimit -n 4`).
+ */
+int check_fd_limit(unsigned long need, char *buf, size_t len);
+
 /* v nanoseconds as "850ns", "12.3us", "4.5ms", "1.2s" (live view, HTML report). */
 void fmt_human_ns(char *buf, size_t len, double v);
 /* v with a k/M/G suffix past 10^4 (chart axes, sparklines). */
