@@ -41,8 +41,8 @@ import sys
 
 sys.dont_write_bytecode = True	# no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assert_lab import Checks, PPREL, HOLD, REL, read, read_int  # noqa: E402
-from assert_niov import DEVMEMTOP, snapshots  # noqa: E402
+from labcheck import Checks, PPREL, HOLD, REL, DEVMEMTOP, read, read_int  # noqa: E402
+from assert_niov import snapshots  # noqa: E402
 
 # Run order of scenarios/selftests.sh (the ifindex floors follow it).
 TESTS = ["nl_netdev", "queues", "stats", "pp_alloc_fail", "pp_alloc_fail_netif", "ppfail"]
