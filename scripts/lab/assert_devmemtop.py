@@ -333,6 +333,9 @@ def main():
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_niov.py: "
                        "per-run recordings, specs/lab-sweep.yaml)")
                 continue
+            if s == "race":
+                c.info("devmemtop checks of " + s, "in assert_lab.py (assert_race.py)")
+                continue
             if s not in SPECS:
                 c.skip("devmemtop checks of " + s, "no devmemtop assertions for this scenario")
                 continue
