@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# lab: on-demand (needs the lockdep kernel: vmtest.sh --variant lockdep --scenario netcons)
+# lab: on-demand (needs the lockdep kernel: vmtest.sh --variant lockdep --kernel patched --scenario netcons)
 # Scenario "netcons" (issue 22, D2): netconsole over netdevsim while the
 # multi-queue traffic runs, steered by ntuple rules and the RSS table.
 # netpoll calls the sender's ndo_start_xmit with interrupts off, from hard
