@@ -443,6 +443,8 @@ int cmd_export(int argc, char **argv)
 			fprintf(stderr, "devmemtop export: %s\n", msg);
 			return 1;
 		}
+		if (webcfg__warning(a.eo.web))
+			fprintf(stderr, "devmemtop export: %s\n", webcfg__warning(a.eo.web));
 	}
 	if (!a.once) {
 		ex = exporter__new(&a.eo, msg, sizeof(msg));

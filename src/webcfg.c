@@ -18,6 +18,7 @@
  */
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -25,12 +26,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
+#include <gnutls/x509.h>
 #include <yaml.h>
+#include "textsafe.h"
 #include "webcfg.h"
 
 #define WEBCFG_FILE_MAX		(1 << 20)
+/* the format needs 2 levels (section: key: value); libyaml is quadratic in depth */
+#define WEBCFG_DEPTH_MAX	16
+/*
+ * bcrypt cost above this is refused: each step doubles the time. Cost 14
+ * is about 1 s per check on a current core (cost 10, the toolkit's
+ * example, about 60 ms); a cost-31 hash takes about a day per request.
+ * A first scrape, and every wrong password, pays one check.
+ */
+#define WEBCFG_BCRYPT_COST_MAX	14
 #define MAC_LEN			32	/* HMAC-SHA256 */
 
 enum client_auth {
@@ -65,6 +80,7 @@ struct webcfg {
 	size_t n_users;
 	pthread_mutex_t lock;		/* users[].ok and ok_mac */
 	unsigned char mac_key[32];
+	char warning[384];		/* "" or one line for the start */
 };
 
 struct loader {
@@ -92,25 +108,48 @@ static int bad(struct loader *l, const yaml_node_t *n, const char *field, const 
 	return -EINVAL;
 }
 
-/* A whole small file as a NUL-terminated string; 0 or -errno. */
+/*
+ * A whole small regular file as a NUL-terminated string; 0 or -errno:
+ * -EISDIR for a directory, -ESPIPE for anything else that is not a regular
+ * file (a FIFO or a device would block the start or never end), -EFBIG.
+ */
 static int read_text(const char *path, char **out, size_t *len)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	char *buf = NULL;
-	size_t n;
+	struct stat st;
+	size_t n = 0;
+	ssize_t r;
 	int err = 0;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+		goto out;
+	}
 	buf = malloc(WEBCFG_FILE_MAX + 1);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out;
 	}
-	n = fread(buf, 1, WEBCFG_FILE_MAX + 1, f);
-	if (ferror(f))
-		err = -EIO;
-	else if (n > WEBCFG_FILE_MAX)
+	while (n <= WEBCFG_FILE_MAX) {
+		r = read(fd, buf + n, WEBCFG_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (!r)
+			break;
+		n += r;
+	}
+	if (!err && n > WEBCFG_FILE_MAX)
 		err = -EFBIG;
 	if (err) {
 		free(buf);
@@ -121,8 +160,23 @@ static int read_text(const char *path, char **out, size_t *len)
 	if (len)
 		*len = n;
 out:
-	fclose(f);
+	close(fd);
 	return err;
+}
+
+/* Why read_text() failed, for "cannot read FILE: why". */
+static const char *read_error(int err)
+{
+	switch (err) {
+	case -EFBIG:
+		return "larger than 1 MiB";
+	case -EISDIR:
+		return "is a directory, not a file";
+	case -ESPIPE:
+		return "not a regular file (a FIFO, socket or device)";
+	default:
+		return strerror(-err);
+	}
 }
 
 static const char *scalar(const yaml_node_t *n)
@@ -136,6 +190,24 @@ static bool is_null(const yaml_node_t *n)
 
 	return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 	       (!*s || !strcmp(s, "~") || !strcmp(s, "null"));
+}
+
+/*
+ * The key of pair p already appeared earlier in mapping m. The loops that
+ * call this stop at the first unknown key, so this stays linear in
+ * practice: a mapping holds a handful of known keys.
+ */
+static bool key_repeated(struct loader *l, const yaml_node_t *m, const yaml_node_pair_t *p)
+{
+	const char *key = scalar(yaml_document_get_node(l->doc, p->key));
+
+	for (const yaml_node_pair_t *q = m->data.mapping.pairs.start; key && q < p; q++) {
+		const char *k = scalar(yaml_document_get_node(l->doc, q->key));
+
+		if (k && !strcmp(k, key))
+			return true;
+	}
+	return false;
 }
 
 /* A file named by field: read relative to the config file's directory. */
@@ -155,8 +227,76 @@ static int load_file(struct loader *l, const yaml_node_t *v, const char *field, 
 	*out = NULL;
 	err = read_text(path, out, NULL);
 	if (err)
-		return bad(l, v, field, "cannot read %s: %s", path,
-			   err == -EFBIG ? "larger than 1 MiB" : strerror(-err));
+		return bad(l, v, field, "cannot read %s: %s", path, read_error(err));
+	return 0;
+}
+
+/*
+ * An expired (or not yet valid) server certificate still loads: clients
+ * that verify it refuse it, so say so at the start, in w->warning.
+ */
+static void check_validity(struct loader *l, const yaml_node_t *cert_n)
+{
+	struct webcfg *w = l->w;
+	gnutls_datum_t c = { (unsigned char *)w->cert, strlen(w->cert) };
+	gnutls_x509_crt_t crt;
+	time_t now = time(NULL), t;
+	bool expired;
+	char when[64];
+	struct tm tm;
+
+	if (gnutls_x509_crt_init(&crt) < 0)
+		return;
+	if (gnutls_x509_crt_import(crt, &c, GNUTLS_X509_FMT_PEM) < 0)
+		goto out;
+	t = gnutls_x509_crt_get_expiration_time(crt);
+	expired = t != (time_t)-1 && t < now;
+	if (!expired) {
+		t = gnutls_x509_crt_get_activation_time(crt);
+		if (t == (time_t)-1 || t <= now)
+			goto out;
+	}
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(w->warning, sizeof(w->warning),
+		 "web config %s:%lu: tls_server_config.cert_file: warning: the server certificate %s %s; clients that verify it will refuse to connect",
+		 l->path, cert_n ? (unsigned long)cert_n->start_mark.line + 1 : 0UL,
+		 expired ? "expired on" : "is not valid before", when);
+out:
+	gnutls_x509_crt_deinit(crt);
+}
+
+/* Let GnuTLS check the files now, not at the first connection. */
+static int check_tls_files(struct loader *l, const yaml_node_t *m, const yaml_node_t *cert_n,
+			   const yaml_node_t *ca_n)
+{
+	struct webcfg *w = l->w;
+	gnutls_certificate_credentials_t cred;
+	gnutls_datum_t c = { (unsigned char *)w->cert, strlen(w->cert) };
+	gnutls_datum_t k = { (unsigned char *)w->key, strlen(w->key) };
+	int rc;
+
+	if (gnutls_certificate_allocate_credentials(&cred) < 0)
+		return bad(l, m, "tls_server_config", "out of memory");
+	rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+	if (rc < 0) {
+		gnutls_certificate_free_credentials(cred);
+		return bad(l, cert_n, "tls_server_config.cert_file/key_file",
+			   "not a PEM certificate and its private key: %s", gnutls_strerror(rc));
+	}
+	if (w->ca) {
+		gnutls_datum_t a = { (unsigned char *)w->ca, strlen(w->ca) };
+
+		rc = gnutls_certificate_set_x509_trust_mem(cred, &a, GNUTLS_X509_FMT_PEM);
+		if (rc <= 0) {
+			gnutls_certificate_free_credentials(cred);
+			return bad(l, ca_n, "tls_server_config.client_ca_file",
+				   "no PEM CA certificate in it%s%s",
+				   rc < 0 ? ": " : "", rc < 0 ? gnutls_strerror(rc) : "");
+		}
+	}
+	gnutls_certificate_free_credentials(cred);
+	check_validity(l, cert_n);
 	return 0;
 }
 
@@ -185,6 +325,8 @@ static int parse_tls(struct loader *l, yaml_node_t *m)
 		if (!key)
 			return bad(l, k, "tls_server_config", "keys must be plain names");
 		snprintf(field, sizeof(field), "tls_server_config.%s", key);
+		if (key_repeated(l, m, p))
+			return bad(l, k, field, "given twice");
 		if (!strcmp(key, "cert_file")) {
 			cert_n = v;
 			err = load_file(l, v, field, &w->cert);
@@ -238,37 +380,7 @@ static int parse_tls(struct loader *l, yaml_node_t *m)
 			   "missing: client_auth_type %s verifies client certificates against it",
 			   client_auth_names[w->client_auth]);
 	w->tls = true;
-
-	/* let GnuTLS check the files now, not at the first connection */
-	{
-		gnutls_certificate_credentials_t cred;
-		gnutls_datum_t c = { (unsigned char *)w->cert, strlen(w->cert) };
-		gnutls_datum_t k = { (unsigned char *)w->key, strlen(w->key) };
-		int rc;
-
-		if (gnutls_certificate_allocate_credentials(&cred) < 0)
-			return bad(l, m, "tls_server_config", "out of memory");
-		rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
-		if (rc < 0) {
-			gnutls_certificate_free_credentials(cred);
-			return bad(l, cert_n, "tls_server_config.cert_file/key_file",
-				   "not a PEM certificate and its private key: %s",
-				   gnutls_strerror(rc));
-		}
-		if (w->ca) {
-			gnutls_datum_t a = { (unsigned char *)w->ca, strlen(w->ca) };
-
-			rc = gnutls_certificate_set_x509_trust_mem(cred, &a, GNUTLS_X509_FMT_PEM);
-			if (rc <= 0) {
-				gnutls_certificate_free_credentials(cred);
-				return bad(l, ca_n, "tls_server_config.client_ca_file",
-					   "no PEM CA certificate in it%s%s",
-					   rc < 0 ? ": " : "", rc < 0 ? gnutls_strerror(rc) : "");
-			}
-		}
-		gnutls_certificate_free_credentials(cred);
-	}
-	return 0;
+	return check_tls_files(l, m, cert_n, ca_n);
 }
 
 static int parse_users(struct loader *l, yaml_node_t *m)
@@ -312,6 +424,12 @@ static int parse_users(struct loader *l, yaml_node_t *m)
 			err = bad(l, v, field, "want a bcrypt hash ($2a$, $2b$ or $2y$; htpasswd -nB)");
 			goto out;
 		}
+		if (hash[4] >= '0' && hash[4] <= '9' && hash[5] >= '0' && hash[5] <= '9' &&
+		    (hash[4] - '0') * 10 + (hash[5] - '0') > WEBCFG_BCRYPT_COST_MAX) {
+			err = bad(l, v, field, "bcrypt cost %.2s is above %d, the most devmemtop accepts (each step doubles the time of every check)",
+				  hash + 4, WEBCFG_BCRYPT_COST_MAX);
+			goto out;
+		}
 		/* libxcrypt answers a malformed setting with a "*" string */
 		out = crypt_rn("", hash, cd, sizeof(*cd));
 		if (!out || out[0] == '*') {
@@ -332,6 +450,97 @@ out:
 	return err;
 }
 
+/*
+ * Before libyaml builds the document: one document only (a second one
+ * would be ignored, and the basic auth written in it with it), nesting no
+ * deeper than WEBCFG_DEPTH_MAX (libyaml takes quadratic time in depth).
+ * Stops at the first offence, so a hostile file costs little. 0 or -EINVAL
+ * + msg; a YAML syntax error is left to the loader to report.
+ */
+static int prescan(struct loader *l, const char *text, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, docs = 0, err = 0;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&parser))
+		return bad(l, NULL, "yaml", "out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (!done && !err && yaml_parser_parse(&parser, &ev)) {
+		unsigned long line = ev.start_mark.line + 1;
+
+		switch (ev.type) {
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1)
+				err = -EINVAL;
+			if (err)
+				snprintf(l->msg, l->msglen, "web config %s:%lu: a second YAML document: devmemtop reads exactly one (put everything in the first)",
+					 l->path, line);
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > WEBCFG_DEPTH_MAX) {
+				snprintf(l->msg, l->msglen, "web config %s:%lu: nested deeper than %d levels",
+					 l->path, line, WEBCFG_DEPTH_MAX);
+				err = -EINVAL;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return err;
+}
+
+/* The top-level mapping: its two sections. */
+static int parse_root(struct loader *l, yaml_node_t *root)
+{
+	yaml_node_pair_t *p;
+	int err = 0;
+
+	if (!root || is_null(root))
+		return 0;
+	if (root->type != YAML_MAPPING_NODE)
+		return bad(l, root, "top level", "want a mapping (tls_server_config, basic_auth_users)");
+	for (p = root->data.mapping.pairs.start; !err && p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+		const char *key = scalar(k);
+
+		if (key && key_repeated(l, root, p))
+			err = bad(l, k, key, "given twice");
+		else if (key && !strcmp(key, "tls_server_config"))
+			err = parse_tls(l, v);
+		else if (key && !strcmp(key, "basic_auth_users"))
+			err = parse_users(l, v);
+		else if (key && !strcmp(key, "http_server_config"))
+			err = bad(l, k, key, "not supported by devmemtop");
+		else
+			err = bad(l, k, key ? key : "top level", "unknown field");
+	}
+	return err;
+}
+
+/* The message as one line of text: control characters from the file escaped. */
+static void escape_msg(char *msg, size_t msglen)
+{
+	char *copy = strdup(msg);
+
+	if (copy)
+		textsafe_str(msg, msglen, copy);
+	free(copy);
+}
+
 int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen)
 {
 	struct loader l = { .path = path, .msg = msg, .msglen = msglen };
@@ -339,8 +548,6 @@ int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen
 	yaml_document_t doc;
 	bool parser_ok = false, doc_ok = false;
 	const char *slash;
-	yaml_node_t *root;
-	yaml_node_pair_t *p;
 	char *text = NULL;
 	size_t len;
 	int err;
@@ -357,10 +564,12 @@ int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen
 		snprintf(l.dir, sizeof(l.dir), "%.*s", (int)(slash - path + 1), path);
 	err = read_text(path, &text, &len);
 	if (err) {
-		snprintf(msg, msglen, "cannot read web config %s: %s", path,
-			 err == -EFBIG ? "larger than 1 MiB" : strerror(-err));
+		snprintf(msg, msglen, "cannot read web config %s: %s", path, read_error(err));
 		goto out;
 	}
+	err = prescan(&l, text, len);
+	if (err)
+		goto out;
 	if (!yaml_parser_initialize(&parser)) {
 		err = bad(&l, NULL, "yaml", "out of memory");
 		goto out;
@@ -376,36 +585,19 @@ int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen
 	}
 	doc_ok = true;
 	l.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	if (root && !is_null(root)) {
-		if (root->type != YAML_MAPPING_NODE) {
-			err = bad(&l, root, "top level", "want a mapping (tls_server_config, basic_auth_users)");
-			goto out;
-		}
-		for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node(&doc, p->key);
-			yaml_node_t *v = yaml_document_get_node(&doc, p->value);
-			const char *key = scalar(k);
-
-			if (key && !strcmp(key, "tls_server_config"))
-				err = parse_tls(&l, v);
-			else if (key && !strcmp(key, "basic_auth_users"))
-				err = parse_users(&l, v);
-			else if (key && !strcmp(key, "http_server_config"))
-				err = bad(&l, k, key, "not supported by devmemtop");
-			else
-				err = bad(&l, k, key ? key : "top level", "unknown field");
-			if (err)
-				goto out;
-		}
-	}
+	err = parse_root(&l, yaml_document_get_root_node(&doc));
+	if (err)
+		goto out;
 	if (gnutls_rnd(GNUTLS_RND_KEY, l.w->mac_key, sizeof(l.w->mac_key)) < 0) {
 		err = bad(&l, NULL, "basic_auth_users", "no random key");
 		goto out;
 	}
+	escape_msg(l.w->warning, sizeof(l.w->warning));
 	*out = l.w;
 	l.w = NULL;
 out:
+	if (err)
+		escape_msg(msg, msglen);
 	if (doc_ok)
 		yaml_document_delete(&doc);
 	if (parser_ok)
@@ -413,6 +605,11 @@ out:
 	free(text);
 	webcfg__free(l.w);
 	return err;
+}
+
+const char *webcfg__warning(const struct webcfg *w)
+{
+	return w && w->warning[0] ? w->warning : NULL;
 }
 
 void webcfg__free(struct webcfg *w)

@@ -12,7 +12,9 @@
  *
  * Certificates and keys are read (and checked with GnuTLS) at load time, so
  * a bad file is reported before any BPF program is loaded and the files
- * need not stay readable after privileges are dropped. Passwords are
+ * need not stay readable after privileges are dropped. Only regular files
+ * are read (a FIFO would hang the start), one YAML document, nested at most
+ * 16 deep, each key once, bcrypt cost at most 14. Passwords are
  * checked with crypt(3) (libxcrypt: bcrypt $2a$/$2b$/$2y$ hashes); a
  * successful check is remembered as an HMAC under a per-process random key,
  * so a scraper pays the bcrypt cost once, not per scrape.
@@ -29,6 +31,11 @@ struct webcfg;
 /* 0 or -errno; on error msg names the file, line and field. */
 int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen);
 void webcfg__free(struct webcfg *w);
+/*
+ * One line to print at the start (an expired or not yet valid server
+ * certificate), or NULL. Control characters are escaped.
+ */
+const char *webcfg__warning(const struct webcfg *w);
 
 bool webcfg__tls(const struct webcfg *w);
 /* Clients must authenticate: basic auth users, or verified client certs. */
