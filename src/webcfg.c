@@ -671,19 +671,37 @@ static gnutls_session_t tls_session(struct MHD_Connection *c)
 }
 
 /*
+ * The peer's certificate chain verifies against client_ca_file and is fit
+ * for client authentication: a certificate that states an extended key
+ * usage must list clientAuth (or anyExtendedKeyUsage), as Go's
+ * exporter-toolkit requires; one without the extension is not limited.
+ * GnuTLS checks that purpose on every certificate of the chain. Without
+ * it, any certificate the CA signed (the exporters' own server
+ * certificates too) logged in as a scraper.
+ */
+static bool client_chain_ok(gnutls_session_t s)
+{
+	gnutls_typed_vdata_st purpose = {
+		.type = GNUTLS_DT_KEY_PURPOSE_OID,
+		.data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT,
+	};
+	unsigned int status = ~0U;
+
+	return gnutls_certificate_verify_peers(s, &purpose, 1, &status) == 0 && status == 0;
+}
+
+/*
  * Run by GnuTLS in the handshake, once the client's certificate message is
  * in: non-zero ends the handshake. gnutls_session_set_verify_cert() would
  * also refuse a client that sends none, which VerifyClientCertIfGiven allows.
  */
 static int verify_peer(gnutls_session_t s, bool required)
 {
-	unsigned int n = 0, status = ~0U;
+	unsigned int n = 0;
 
 	if (!gnutls_certificate_get_peers(s, &n) || !n)
 		return required ? -1 : 0;
-	if (gnutls_certificate_verify_peers2(s, &status) < 0 || status)
-		return -1;
-	return 0;
+	return client_chain_ok(s) ? 0 : -1;
 }
 
 static int verify_if_given(gnutls_session_t s)
@@ -733,7 +751,7 @@ static bool equal_ct(const void *a, const void *b, size_t n)
 static bool client_cert_ok(const struct webcfg *w, struct MHD_Connection *c)
 {
 	gnutls_session_t s;
-	unsigned int n = 0, status = ~0U;
+	unsigned int n = 0;
 	bool verify;
 
 	if (!webcfg__tls(w) || w->client_auth == CA_NONE || w->client_auth == CA_REQUEST)
@@ -746,7 +764,7 @@ static bool client_cert_ok(const struct webcfg *w, struct MHD_Connection *c)
 		return w->client_auth == CA_VERIFY_IF_GIVEN;
 	if (!verify)
 		return true;
-	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
+	return client_chain_ok(s);
 }
 
 int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c)
