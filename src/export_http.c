@@ -51,13 +51,20 @@
 #define CT_METRICS		"text/plain; version=0.0.4; charset=utf-8"
 #define SCRAPE_TAIL_MAX		2048	/* the per-scrape lines after the shared text */
 
-/* One HTTP connection, for the request deadline. */
+/* A client address without its port: who holds how many connections. */
+struct client_key {
+	unsigned char a[16];	/* IPv4 as the first 4 bytes */
+	sa_family_t family;
+};
+
+/* One HTTP connection, for the request deadline and eviction. */
 struct conn_track {
 	struct conn_track *next, *prev;
 	int fd;			/* our dup of the connection's socket */
 	uint64_t since_ns;	/* connection start or last answer */
 	bool answering;		/* request in, response not yet sent */
-	bool reaped;
+	bool reaped;		/* shut down by us: no longer counted */
+	struct client_key client;
 };
 
 struct exporter {
@@ -75,6 +82,7 @@ struct exporter {
 	pthread_mutex_t conn_lock;
 	struct conn_track conns;	/* list head */
 	uint64_t timed_out;		/* atomic: connections shut down */
+	uint64_t evicted;		/* atomic: idle connections closed for new clients */
 	pthread_t main_thread;		/* sleeps until the next deadline */
 };
 
@@ -259,6 +267,23 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
 		     MHD_RESPMEM_PERSISTENT);
 }
 
+static void client_key(const struct sockaddr *sa, struct client_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = sa->sa_family;
+	if (sa->sa_family == AF_INET6)
+		memcpy(k->a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else if (sa->sa_family == AF_INET)
+		memcpy(k->a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+}
+
+static int client_cmp(const struct client_key *x, const struct client_key *y)
+{
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(x->a, y->a, sizeof(x->a));
+}
+
 static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
 			enum MHD_ConnectionNotificationCode toe)
 {
@@ -277,6 +302,9 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
 		if (t->fd < 0)
 			goto no_track;
 		t->since_ns = now_mono_ns();
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci && ci->client_addr)
+			client_key(ci->client_addr, &t->client);
 		pthread_mutex_lock(&ex->conn_lock);
 		t->next = ex->conns.next;
 		t->prev = &ex->conns;
@@ -522,19 +550,91 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
+/* By client address, then oldest first. */
+static int track_cmp(const void *a, const void *b)
+{
+	const struct conn_track *x = *(struct conn_track *const *)a;
+	const struct conn_track *y = *(struct conn_track *const *)b;
+	int c = client_cmp(&x->client, &y->client);
+
+	if (c)
+		return c;
+	return x->since_ns < y->since_ns ? -1 : x->since_ns > y->since_ns;
+}
+
+/*
+ * The table is full and a client holding `mine` connections knocks. The
+ * victim: the oldest idle connection (no request being answered) of the
+ * address that holds the most, if that is at least two more than `mine`
+ * (so two clients never take turns evicting each other). At most
+ * --max-connections entries, sorted: O(n log n), only when full.
+ */
+static struct conn_track *pick_victim(struct conn_track **v, size_t n,
+				      const struct client_key *newcomer)
+{
+	struct conn_track *victim = NULL;
+	size_t i, j, mine = 0, best = 0;
+
+	qsort(v, n, sizeof(*v), track_cmp);
+	for (i = 0; i < n; i = j) {
+		struct conn_track *idle = NULL;
+
+		for (j = i; j < n && !client_cmp(&v[i]->client, &v[j]->client); j++)
+			if (!idle && !v[j]->answering)
+				idle = v[j];
+		if (!client_cmp(&v[i]->client, newcomer))
+			mine = j - i;
+		else if (idle && j - i > best)
+			best = j - i, victim = idle;
+	}
+	return best >= mine + 2 ? victim : NULL;
+}
+
+/* Shut down one idle connection for a new client; true if one went. */
+static bool evict_for(struct exporter *ex, const struct sockaddr *addr)
+{
+	struct conn_track **v, *t, *victim = NULL;
+	struct client_key newcomer;
+	size_t n = 0;
+
+	client_key(addr, &newcomer);
+	v = calloc(ex->max_conns + 8, sizeof(*v));
+	if (!v)
+		return false;
+	pthread_mutex_lock(&ex->conn_lock);
+	for (t = ex->conns.next; t != &ex->conns && n < ex->max_conns + 8; t = t->next)
+		if (!t->reaped)
+			v[n++] = t;
+	victim = pick_victim(v, n, &newcomer);
+	if (victim) {
+		shutdown(victim->fd, SHUT_RDWR);	/* libmicrohttpd closes it */
+		victim->reaped = true;
+	}
+	pthread_mutex_unlock(&ex->conn_lock);
+	free(v);
+	if (victim) {
+		__atomic_add_fetch(&ex->evicted, 1, __ATOMIC_RELAXED);
+		pr_info("export: connection table full: closed the oldest idle connection of the busiest client for a new one\n");
+	}
+	return victim;
+}
+
 /*
  * Over --max-connections: closed at accept, not left in the listen backlog
  * (libmicrohttpd stops accepting at its own limit, which is set above ours
- * so that it never does). Counted at NOTIFY_STARTED, so two connections
- * accepted at once by the two worker threads can both pass: at most one
- * over the limit, for a moment.
+ * so that it never does), unless an idle connection of a client holding
+ * more can make room (evict_for): 8 addresses x 8 connections must not
+ * lock every other scraper out until they time out. Counted at
+ * NOTIFY_STARTED, so two connections accepted at once by the two worker
+ * threads can both pass: at most one over the limit, for a moment.
  */
 static enum MHD_Result accept_conn(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct exporter *ex = cls;
 
-	return __atomic_load_n(&ex->conns_open, __ATOMIC_RELAXED) < ex->max_conns ?
-	       MHD_YES : MHD_NO;
+	if (__atomic_load_n(&ex->conns_open, __ATOMIC_RELAXED) < ex->max_conns)
+		return MHD_YES;
+	return addr && evict_for(ex, addr) ? MHD_YES : MHD_NO;
 }
 
 int exporter__start(struct exporter *ex)
