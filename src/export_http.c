@@ -67,6 +67,13 @@ struct conn_track {
 	struct client_key client;
 };
 
+/* One request's state (con_cls): its password check, whether its headers were seen. */
+struct request {
+	struct webcfg_job *job;
+	int auth;		/* webcfg__authorize()'s answer */
+	bool headers_seen;
+};
+
 struct exporter {
 	int lfd;
 	char addr_str[80];
@@ -356,7 +363,14 @@ static void conn_answered(struct exporter *ex, struct MHD_Connection *c, bool an
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			      enum MHD_RequestTerminationCode toe)
 {
+	struct request *rq = *con_cls;
+
 	conn_answered(cls, c, false);
+	if (rq) {
+		webcfg__job_free(rq->job);
+		free(rq);
+		*con_cls = NULL;
+	}
 }
 
 void export__block_signals(sigset_t *sigs)
@@ -492,33 +506,51 @@ static enum MHD_Result serve_healthz(struct exporter *ex, struct MHD_Connection 
 		     "text/plain; charset=utf-8", body, n, MHD_RESPMEM_MUST_FREE);
 }
 
+static enum MHD_Result reply_auth(struct MHD_Connection *c, int status)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (status == MHD_HTTP_FORBIDDEN)
+		return reply_text(c, status, "client certificate required\n");
+	if (status == MHD_HTTP_TOO_MANY_REQUESTS)
+		return reply_text(c, status, "too many wrong passwords from this address: retry later\n");
+	if (status != MHD_HTTP_UNAUTHORIZED)
+		return reply_text(c, status, "password check unavailable\n");
+	r = MHD_create_response_from_buffer(13, (void *)"unauthorized\n", MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_basic_auth_fail_response(c, "devmemtop", r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
 {
 	struct exporter *ex = cls;
+	struct request *rq = *con_cls;
 
-	static int headers_seen;
-	int status;
-
-	conn_answered(ex, c, true);
-	/* every path, before anything else is looked at */
-	status = webcfg__authorize(ex->web, c);
-	if (status == MHD_HTTP_UNAUTHORIZED) {
-		struct MHD_Response *r = MHD_create_response_from_buffer(
-			13, (void *)"unauthorized\n", MHD_RESPMEM_PERSISTENT);
-		enum MHD_Result ret;
-
-		if (!r)
+	if (!rq) {
+		/* every path, before anything else is looked at */
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
 			return MHD_NO;
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-					"text/plain; charset=utf-8");
-		ret = MHD_queue_basic_auth_fail_response(c, "devmemtop", r);
-		MHD_destroy_response(r);
-		return ret;
+		*con_cls = rq;
+		conn_answered(ex, c, true);
+		rq->auth = webcfg__authorize(ex->web, c, &rq->job);
+		if (rq->auth == WEBCFG_PENDING) {
+			/* the verifier thread resumes it: this thread serves others */
+			MHD_suspend_connection(c);
+			return MHD_YES;
+		}
+	} else if (rq->auth == WEBCFG_PENDING) {
+		rq->auth = webcfg__job_status(rq->job);
 	}
-	if (status)
-		return reply_text(c, status, "client certificate required\n");
+	if (rq->auth)
+		return reply_auth(c, rq->auth);
 	/*
 	 * Read-only: anything but GET and HEAD is refused before its body is
 	 * read (an early answer: libmicrohttpd then closes the connection).
@@ -526,8 +558,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	/* First call: headers are in. Answer on the next one, so keep-alive works. */
-	if (!*con_cls) {
-		*con_cls = &headers_seen;
+	if (!rq->headers_seen) {
+		rq->headers_seen = true;
 		return MHD_YES;
 	}
 	if (*upload_data_size)
@@ -642,7 +674,10 @@ int exporter__start(struct exporter *ex)
 	struct MHD_OptionItem tls[8];
 	unsigned int flags = webcfg__mhd_options(ex->web, tls, sizeof(tls) / sizeof(*tls));
 
-	ex->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | flags,
+	if (webcfg__start(ex->web, MHD_resume_connection))
+		return -EAGAIN;
+	ex->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+				   MHD_ALLOW_SUSPEND_RESUME | flags,
 				   0, accept_conn, ex, handle, ex,
 				   MHD_OPTION_LISTEN_SOCKET, ex->lfd,
 				   MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
@@ -669,6 +704,8 @@ void exporter__free(struct exporter *ex)
 {
 	if (!ex)
 		return;
+	/* resumes every connection waiting for a password check */
+	webcfg__stop(ex->web);
 	if (ex->mhd)
 		MHD_stop_daemon(ex->mhd);	/* joins the HTTP threads */
 	if (ex->lfd >= 0)

@@ -26,7 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 #include <gnutls/gnutls.h>
@@ -47,6 +50,18 @@
  */
 #define WEBCFG_BCRYPT_COST_MAX	14
 #define MAC_LEN			32	/* HMAC-SHA256 */
+/*
+ * Password checks (bcrypt) run on one verifier thread at low priority,
+ * never on the threads that answer scrapes. Per client address: 3 wrong
+ * passwords free, then a wait that doubles from 1 s to 60 s before the
+ * next check; one check pending at a time; 32 pending in all. Over any
+ * of these: 429 at once, no bcrypt.
+ */
+#define AUTH_FREE_FAILS		3
+#define AUTH_BACKOFF_MAX_NS	(60ULL * 1000000000ULL)
+#define AUTH_QUEUE_MAX		32
+#define AUTH_CLIENTS		256	/* addresses remembered (least recent go) */
+#define AUTH_NICE		10
 
 enum client_auth {
 	CA_NONE,		/* NoClientCert */
@@ -71,6 +86,25 @@ struct web_user {
 	unsigned char ok_mac[MAC_LEN];
 };
 
+/* One client address's password failures. */
+struct auth_client {
+	unsigned char addr[17];		/* family byte + address */
+	bool used, pending;
+	unsigned int fails;
+	uint64_t retry_ns, seen_ns;	/* no check before retry_ns */
+};
+
+/* One password check for the verifier thread. */
+struct webcfg_job {
+	struct webcfg_job *next;
+	struct MHD_Connection *conn;
+	struct web_user *u;		/* NULL: unknown user (checked all the same) */
+	struct auth_client *client;
+	char *pass;
+	unsigned char mac[MAC_LEN];
+	int status;			/* 0 or 401; 503 at shutdown */
+};
+
 struct webcfg {
 	bool tls;
 	char *cert, *key, *ca;		/* PEM, NUL-terminated */
@@ -81,6 +115,14 @@ struct webcfg {
 	pthread_mutex_t lock;		/* users[].ok and ok_mac */
 	unsigned char mac_key[32];
 	char warning[384];		/* "" or one line for the start */
+	/* the verifier: all under lock */
+	pthread_t verifier;
+	bool verifier_on, stopping;
+	pthread_cond_t cond;
+	struct webcfg_job *head, **tail;
+	unsigned int queued;
+	void (*resume)(struct MHD_Connection *c);
+	struct auth_client clients[AUTH_CLIENTS];
 };
 
 struct loader {
@@ -559,6 +601,8 @@ int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&l.w->lock, NULL);
+	pthread_cond_init(&l.w->cond, NULL);
+	l.w->tail = &l.w->head;
 	slash = strrchr(path, '/');
 	if (slash)
 		snprintf(l.dir, sizeof(l.dir), "%.*s", (int)(slash - path + 1), path);
@@ -627,6 +671,8 @@ void webcfg__free(struct webcfg *w)
 		free(w->key);
 	}
 	free(w->ca);
+	webcfg__stop(w);
+	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	explicit_bzero(w, sizeof(*w));
 	free(w);
@@ -767,13 +813,229 @@ static bool client_cert_ok(const struct webcfg *w, struct MHD_Connection *c)
 	return client_chain_ok(s);
 }
 
-int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c)
+/* pass matches u's hash (u NULL: an unknown user, who costs a bcrypt too). */
+static bool bcrypt_ok(const struct webcfg *w, const struct web_user *u, const char *pass)
+{
+	struct crypt_data *cd = calloc(1, sizeof(*cd));
+	/* an unknown user costs a bcrypt too: no timing tells names apart */
+	const char *hash = u ? u->hash : w->users[0].hash;
+	const char *h = cd ? crypt_rn(pass, hash, cd, sizeof(*cd)) : NULL;
+	bool ok = u && h && h[0] != '*' && strlen(h) == strlen(hash) &&
+		  equal_ct(h, hash, strlen(hash));
+
+	if (cd) {
+		explicit_bzero(cd, sizeof(*cd));
+		free(cd);
+	}
+	return ok;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A check's outcome for its user and its client address; under w->lock. */
+static void job_account(struct webcfg *w, struct webcfg_job *j, bool ok)
+{
+	struct auth_client *cl = j->client;
+	unsigned int over;
+
+	if (ok) {
+		memcpy(j->u->ok_mac, j->mac, sizeof(j->mac));
+		j->u->ok = true;
+	}
+	cl->pending = false;
+	if (ok) {
+		cl->fails = 0;
+		cl->retry_ns = 0;
+		return;
+	}
+	cl->fails++;
+	if (cl->fails <= AUTH_FREE_FAILS)
+		return;
+	over = cl->fails - AUTH_FREE_FAILS - 1;
+	cl->retry_ns = mono_ns() + (over >= 6 ? AUTH_BACKOFF_MAX_NS : 1000000000ULL << over);
+}
+
+/*
+ * The verifier thread: one bcrypt at a time, at nice AUTH_NICE, so that
+ * password guessing costs at most one core at low priority and the
+ * threads that answer scrapes never wait for it.
+ */
+static void *verifier_main(void *arg)
+{
+	struct webcfg *w = arg;
+	struct webcfg_job *j;
+	bool ok;
+
+	setpriority(PRIO_PROCESS, gettid(), AUTH_NICE);
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->head && !w->stopping)
+			pthread_cond_wait(&w->cond, &w->lock);
+		j = w->head;
+		if (!j)
+			break;	/* stopping, queue drained */
+		w->head = j->next;
+		if (!w->head)
+			w->tail = &w->head;
+		w->queued--;
+		if (w->stopping) {
+			j->client->pending = false;
+			j->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		} else {
+			pthread_mutex_unlock(&w->lock);
+			ok = bcrypt_ok(w, j->u, j->pass);
+			pthread_mutex_lock(&w->lock);
+			job_account(w, j, ok);
+			j->status = ok ? 0 : MHD_HTTP_UNAUTHORIZED;
+		}
+		/* the connection's handler frees j once resumed: last touch */
+		pthread_mutex_unlock(&w->lock);
+		w->resume(j->conn);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int webcfg__start(struct webcfg *w, void (*resume)(struct MHD_Connection *c))
+{
+	int err;
+
+	if (!w || !w->n_users || w->verifier_on)
+		return 0;
+	w->resume = resume;
+	w->stopping = false;
+	err = pthread_create(&w->verifier, NULL, verifier_main, w);
+	if (err)
+		return -err;
+	w->verifier_on = true;
+	return 0;
+}
+
+void webcfg__stop(struct webcfg *w)
+{
+	if (!w || !w->verifier_on)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->verifier, NULL);
+	w->verifier_on = false;
+}
+
+/* The failure record of c's address (a new or the least recent one); under w->lock. */
+static struct auth_client *client_of(struct webcfg *w, struct MHD_Connection *c, uint64_t now)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned char key[17] = {};
+	struct auth_client *cl, *lru = NULL;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		key[0] = sa->sa_family;
+		if (sa->sa_family == AF_INET6)
+			memcpy(key + 1, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		else if (sa->sa_family == AF_INET)
+			memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+	for (size_t i = 0; i < AUTH_CLIENTS; i++) {
+		cl = &w->clients[i];
+		if (cl->used && !memcmp(cl->addr, key, sizeof(key))) {
+			cl->seen_ns = now;
+			return cl;
+		}
+		if (!cl->pending && (!lru || !cl->used || (lru->used && cl->seen_ns < lru->seen_ns)))
+			lru = cl;
+	}
+	if (!lru)
+		return NULL;	/* every record has a check pending: the queue is full anyway */
+	memset(lru, 0, sizeof(*lru));
+	memcpy(lru->addr, key, sizeof(key));
+	lru->used = true;
+	lru->seen_ns = now;
+	return lru;
+}
+
+/*
+ * A password no cache vouches for: queue it for the verifier, or refuse
+ * it at once (429) when its address is waiting out its backoff or has a
+ * check pending, or the queue is full. Takes pass.
+ */
+static int queue_check(struct webcfg *w, struct MHD_Connection *c, struct web_user *u,
+		       char *pass, const unsigned char *mac, struct webcfg_job **job)
+{
+	uint64_t now = mono_ns();
+	struct auth_client *cl;
+	struct webcfg_job *j;
+	int status = MHD_HTTP_TOO_MANY_REQUESTS;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->stopping) {
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		goto out;
+	}
+	cl = client_of(w, c, now);
+	if (!cl || cl->pending || now < cl->retry_ns || w->queued >= AUTH_QUEUE_MAX)
+		goto out;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		goto out;
+	}
+	j->conn = c;
+	j->u = u;
+	j->client = cl;
+	j->pass = pass;
+	pass = NULL;
+	memcpy(j->mac, mac, MAC_LEN);
+	cl->pending = true;
+	*w->tail = j;
+	w->tail = &j->next;
+	w->queued++;
+	pthread_cond_signal(&w->cond);
+	*job = j;
+	status = WEBCFG_PENDING;
+out:
+	pthread_mutex_unlock(&w->lock);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		free(pass);
+	}
+	return status;
+}
+
+int webcfg__job_status(const struct webcfg_job *j)
+{
+	return j->status;
+}
+
+void webcfg__job_free(struct webcfg_job *j)
+{
+	if (!j)
+		return;
+	explicit_bzero(j->pass, strlen(j->pass));
+	free(j->pass);
+	free(j);
+}
+
+int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c, struct webcfg_job **job)
 {
 	unsigned char mac[MAC_LEN];
 	struct web_user *u = NULL;
 	char *user, *pass = NULL;
+	int status = MHD_HTTP_UNAUTHORIZED;
 	bool ok = false;
 
+	*job = NULL;
 	if (!w)
 		return 0;
 	if (!client_cert_ok(w, c))
@@ -794,24 +1056,18 @@ int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c)
 		ok = u->ok && equal_ct(u->ok_mac, mac, sizeof(mac));
 		pthread_mutex_unlock(&w->lock);
 	}
-	if (!ok) {
-		struct crypt_data *cd = calloc(1, sizeof(*cd));
-		/* an unknown user costs a bcrypt too: no timing tells names apart */
-		const char *hash = u ? u->hash : w->users[0].hash;
-		const char *h = cd ? crypt_rn(pass, hash, cd, sizeof(*cd)) : NULL;
+	if (ok) {
+		status = 0;
+	} else if (w->verifier_on) {
+		char *copy = strdup(pass);
 
-		ok = u && h && h[0] != '*' && strlen(h) == strlen(hash) &&
-		     equal_ct(h, hash, strlen(hash));
-		if (cd) {
-			explicit_bzero(cd, sizeof(*cd));
-			free(cd);
-		}
-		if (ok) {
-			pthread_mutex_lock(&w->lock);
-			memcpy(u->ok_mac, mac, sizeof(mac));
-			u->ok = true;
-			pthread_mutex_unlock(&w->lock);
-		}
+		status = copy ? queue_check(w, c, u, copy, mac, job) : MHD_HTTP_SERVICE_UNAVAILABLE;
+	} else if (bcrypt_ok(w, u, pass)) {	/* no verifier thread (tests): inline */
+		pthread_mutex_lock(&w->lock);
+		memcpy(u->ok_mac, mac, sizeof(mac));
+		u->ok = true;
+		pthread_mutex_unlock(&w->lock);
+		status = 0;
 	}
 out:
 	if (pass) {
@@ -820,5 +1076,5 @@ out:
 	}
 	if (user)
 		MHD_free(user);
-	return ok ? 0 : MHD_HTTP_UNAUTHORIZED;
+	return status;
 }
