@@ -69,13 +69,13 @@ CORE_OBJS	:= $(patsubst src/core/%.c,$(OUTPUT)/src/core/%.o,$(wildcard src/core/
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a
 # Everything but main: for the few tests of UI code (test_top).
 LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
-FULL_TESTS	:= test_top test_top_detail test_webcfg
+FULL_TESTS	:= test_top test_top_detail test_webcfg test_golden_cmd
 
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest \
-	asan asan-unit-tests \
+	asan asan-unit-tests golden-update \
 	test-assets bench-assets \
 	bench fuzz deps
 
@@ -132,11 +132,11 @@ $(CORE_LIB): $(CORE_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(CORE_LIB) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(CORE_LIB) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $< $(CORE_LIB) $(CORE_LIBS) $(LDLIBS) -lcmocka -o $@
 
-$(patsubst %,$(OUTPUT)/tests/%,$(FULL_TESTS)): $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) \
+$(patsubst %,$(OUTPUT)/tests/%,$(FULL_TESTS)): $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) \
 		| $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(DMT_LDLIBS) $(LDLIBS) -lcmocka -o $@
@@ -161,12 +161,19 @@ $(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
 
 bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
 
-# Per-event overhead of the hot-path programs (README, Overhead).
+# Per-event overhead of the hot-path programs (docs/light-mode.md, Overhead).
 bench: all bench-assets
 	$(Q)bench/overhead.sh
 
 unit-tests: check-core-libs $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS)
+
+# Rewrite tests/golden/ from today's outputs (tests/unit/golden.h): only for
+# an intended change, whose diff of tests/golden/ goes into the same commit.
+golden-update: check-core-libs $(OUTPUT)/tests/test_golden $(OUTPUT)/tests/test_golden_cmd
+	$(Q)DMT_GOLDEN_UPDATE=1 $(OUTPUT)/tests/test_golden
+	$(Q)DMT_GOLDEN_UPDATE=1 $(OUTPUT)/tests/test_golden_cmd
+	$(Q)git status --short tests/golden
 
 # Everything built again with ASan+UBSan in $(ASAN_OUTPUT)/ (make CFLAGS=... keeps
 # the project's flags, see DMT_CFLAGS); any sanitizer report fails.

@@ -11,6 +11,6 @@ int cmd_top(int argc, char **argv);	/* live view (default), top.c */
 int cmd_export(int argc, char **argv);	/* Prometheus exporter, export.c */
 int cmd_gate(int argc, char **argv);	/* pass/fail gates for CI, gate.c */
 int cmd_record(int argc, char **argv);	/* binary recording, record_cmd.c */
-int cmd_report(int argc, char **argv);	/* print a recording, record_cmd.c */
+int cmd_report(int argc, char **argv);	/* print a recording, report_cmd.c */
 
 #endif /* DEVMEMTOP_COMMANDS_H */

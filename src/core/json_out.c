@@ -284,6 +284,9 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 	json_object_object_add(o, "bindings", binds);
 	json_object_object_add(o, "dontneed_tokens", s->avail[DMT_M_DONTNEED_TOKENS].available ?
 			       json_object_new_uint64(s->dontneed_tokens) : NULL);
+	/* the same hook counts the calls: Prometheus and gate have them too */
+	json_object_object_add(o, "dontneed_calls", s->avail[DMT_M_DONTNEED_TOKENS].available ?
+			       json_object_new_uint64(s->dontneed_calls) : NULL);
 	json_object_object_add(o, "provider_calls",
 			       s->avail[DMT_M_BIND_PROVIDER_CALLS].available ?
 			       json_object_new_uint64(s->provider_calls) : NULL);

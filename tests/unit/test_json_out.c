@@ -131,12 +131,33 @@ static void test_table_nulls(void **state)
 	json_object_put(o);
 }
 
+/* The DONTNEED calls are in JSON as in Prometheus and the gate: null when unavailable. */
+static void test_dontneed_calls(void **state)
+{
+	struct dmt_snapshot s = { .dontneed_tokens = 90, .dontneed_calls = 7 };
+	struct json_object *o, *v;
+
+	s.avail[DMT_M_DONTNEED_TOKENS].available = true;
+	o = json_snapshot(&s);
+	assert_true(json_object_object_get_ex(o, "dontneed_calls", &v));
+	assert_int_equal(json_object_get_int64(v), 7);
+	assert_true(json_object_object_get_ex(o, "dontneed_tokens", &v));
+	assert_int_equal(json_object_get_int64(v), 90);
+	json_object_put(o);
+	s.avail[DMT_M_DONTNEED_TOKENS].available = false;
+	o = json_snapshot(&s);
+	assert_true(json_object_object_get_ex(o, "dontneed_calls", &v));
+	assert_null(v);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_utf8),
 		cmocka_unit_test(test_table_nulls),
 		cmocka_unit_test(test_light_unknown_counters),
+		cmocka_unit_test(test_dontneed_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
