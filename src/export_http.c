@@ -89,7 +89,6 @@ struct exporter {
 	pthread_mutex_t conn_lock;
 	struct conn_track conns;	/* list head */
 	uint64_t timed_out;		/* atomic: connections shut down */
-	uint64_t evicted;		/* atomic: idle connections closed for new clients */
 	pthread_t main_thread;		/* sleeps until the next deadline */
 };
 
@@ -644,10 +643,8 @@ static bool evict_for(struct exporter *ex, const struct sockaddr *addr)
 	}
 	pthread_mutex_unlock(&ex->conn_lock);
 	free(v);
-	if (victim) {
-		__atomic_add_fetch(&ex->evicted, 1, __ATOMIC_RELAXED);
+	if (victim)
 		pr_info("export: connection table full: closed the oldest idle connection of the busiest client for a new one\n");
-	}
 	return victim;
 }
 

@@ -54,14 +54,21 @@
  * Password checks (bcrypt) run on one verifier thread at low priority,
  * never on the threads that answer scrapes. Per client address: 3 wrong
  * passwords free, then a wait that doubles from 1 s to 60 s before the
- * next check; one check pending at a time; 32 pending in all. Over any
+ * next check; two checks pending at a time; 32 pending in all. Over any
  * of these: 429 at once, no bcrypt.
  */
 #define AUTH_FREE_FAILS		3
 #define AUTH_BACKOFF_MAX_NS	(60ULL * 1000000000ULL)
 #define AUTH_QUEUE_MAX		32
+#define AUTH_PENDING_MAX	2	/* per address: a Prometheus scrapes jobs side by side */
 #define AUTH_CLIENTS		256	/* addresses remembered (least recent go) */
 #define AUTH_NICE		10
+/*
+ * Wrong user:password pairs remembered (most recent): one repeated is a
+ * 401 at once, with no bcrypt and none of its address's budget, so a
+ * misconfigured scraper does not lock out the right one beside it.
+ */
+#define AUTH_BAD_CACHE		64
 
 enum client_auth {
 	CA_NONE,		/* NoClientCert */
@@ -89,7 +96,8 @@ struct web_user {
 /* One client address's password failures. */
 struct auth_client {
 	unsigned char addr[17];		/* family byte + address */
-	bool used, pending;
+	bool used;
+	unsigned int pending;		/* checks queued or running */
 	unsigned int fails;
 	uint64_t retry_ns, seen_ns;	/* no check before retry_ns */
 };
@@ -101,7 +109,8 @@ struct webcfg_job {
 	struct web_user *u;		/* NULL: unknown user (checked all the same) */
 	struct auth_client *client;
 	char *pass;
-	unsigned char mac[MAC_LEN];
+	unsigned char mac[MAC_LEN];	/* of the password */
+	unsigned char pair_mac[MAC_LEN];	/* of user and password */
 	int status;			/* 0 or 401; 503 at shutdown */
 };
 
@@ -123,6 +132,8 @@ struct webcfg {
 	unsigned int queued;
 	void (*resume)(struct MHD_Connection *c);
 	struct auth_client clients[AUTH_CLIENTS];
+	unsigned char bad[AUTH_BAD_CACHE][MAC_LEN];	/* pair_mac of recent failures */
+	unsigned int n_bad, next_bad;
 };
 
 struct loader {
@@ -848,12 +859,16 @@ static void job_account(struct webcfg *w, struct webcfg_job *j, bool ok)
 		memcpy(j->u->ok_mac, j->mac, sizeof(j->mac));
 		j->u->ok = true;
 	}
-	cl->pending = false;
+	cl->pending--;
 	if (ok) {
 		cl->fails = 0;
 		cl->retry_ns = 0;
 		return;
 	}
+	memcpy(w->bad[w->next_bad], j->pair_mac, MAC_LEN);
+	w->next_bad = (w->next_bad + 1) % AUTH_BAD_CACHE;
+	if (w->n_bad < AUTH_BAD_CACHE)
+		w->n_bad++;
 	cl->fails++;
 	if (cl->fails <= AUTH_FREE_FAILS)
 		return;
@@ -885,7 +900,7 @@ static void *verifier_main(void *arg)
 			w->tail = &w->head;
 		w->queued--;
 		if (w->stopping) {
-			j->client->pending = false;
+			j->client->pending--;
 			j->status = MHD_HTTP_SERVICE_UNAVAILABLE;
 		} else {
 			pthread_mutex_unlock(&w->lock);
@@ -971,7 +986,8 @@ static struct auth_client *client_of(struct webcfg *w, struct MHD_Connection *c,
  * check pending, or the queue is full. Takes pass.
  */
 static int queue_check(struct webcfg *w, struct MHD_Connection *c, struct web_user *u,
-		       char *pass, const unsigned char *mac, struct webcfg_job **job)
+		       char *pass, const unsigned char *mac, const unsigned char *pair_mac,
+		       struct webcfg_job **job)
 {
 	uint64_t now = mono_ns();
 	struct auth_client *cl;
@@ -983,8 +999,14 @@ static int queue_check(struct webcfg *w, struct MHD_Connection *c, struct web_us
 		status = MHD_HTTP_SERVICE_UNAVAILABLE;
 		goto out;
 	}
+	for (unsigned int i = 0; i < w->n_bad; i++) {
+		if (!memcmp(w->bad[i], pair_mac, MAC_LEN)) {
+			status = MHD_HTTP_UNAUTHORIZED;	/* known wrong */
+			goto out;
+		}
+	}
 	cl = client_of(w, c, now);
-	if (!cl || cl->pending || now < cl->retry_ns || w->queued >= AUTH_QUEUE_MAX)
+	if (!cl || cl->pending >= AUTH_PENDING_MAX || now < cl->retry_ns || w->queued >= AUTH_QUEUE_MAX)
 		goto out;
 	j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -997,7 +1019,8 @@ static int queue_check(struct webcfg *w, struct MHD_Connection *c, struct web_us
 	j->pass = pass;
 	pass = NULL;
 	memcpy(j->mac, mac, MAC_LEN);
-	cl->pending = true;
+	memcpy(j->pair_mac, pair_mac, MAC_LEN);
+	cl->pending++;
 	*w->tail = j;
 	w->tail = &j->next;
 	w->queued++;
@@ -1025,6 +1048,22 @@ void webcfg__job_free(struct webcfg_job *j)
 	explicit_bzero(j->pass, strlen(j->pass));
 	free(j->pass);
 	free(j);
+}
+
+/* HMAC of "user\0password" under the per-process key; 0 or -1. */
+static int pair_hmac(const struct webcfg *w, const char *user, const char *pass,
+		     unsigned char *out)
+{
+	gnutls_hmac_hd_t h;
+
+	if (gnutls_hmac_init(&h, GNUTLS_MAC_SHA256, w->mac_key, sizeof(w->mac_key)) < 0)
+		return -1;
+	if (gnutls_hmac(h, user, strlen(user) + 1) < 0 || gnutls_hmac(h, pass, strlen(pass)) < 0) {
+		gnutls_hmac_deinit(h, NULL);
+		return -1;
+	}
+	gnutls_hmac_deinit(h, out);
+	return 0;
 }
 
 int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c, struct webcfg_job **job)
@@ -1059,9 +1098,15 @@ int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c, struct webcfg_
 	if (ok) {
 		status = 0;
 	} else if (w->verifier_on) {
+		unsigned char pair_mac[MAC_LEN];
 		char *copy = strdup(pass);
 
-		status = copy ? queue_check(w, c, u, copy, mac, job) : MHD_HTTP_SERVICE_UNAVAILABLE;
+		if (copy && !pair_hmac(w, user, pass, pair_mac)) {
+			status = queue_check(w, c, u, copy, mac, pair_mac, job);
+		} else {
+			free(copy);	/* (pair_hmac failed: nothing in it yet) */
+			status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		}
 	} else if (bcrypt_ok(w, u, pass)) {	/* no verifier thread (tests): inline */
 		pthread_mutex_lock(&w->lock);
 		memcpy(u->ok_mac, mac, sizeof(mac));
