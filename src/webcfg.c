@@ -61,6 +61,7 @@
 #define AUTH_BACKOFF_MAX_NS	(60ULL * 1000000000ULL)
 #define AUTH_QUEUE_MAX		32
 #define AUTH_PENDING_MAX	2	/* per address: a Prometheus scrapes jobs side by side */
+#define AUTH_WAITERS		4	/* requests that wait for one check of one pair */
 #define AUTH_CLIENTS		256	/* addresses remembered (least recent go) */
 #define AUTH_NICE		10
 /*
@@ -105,7 +106,10 @@ struct auth_client {
 /* One password check for the verifier thread. */
 struct webcfg_job {
 	struct webcfg_job *next;
-	struct MHD_Connection *conn;
+	struct webcfg *w;
+	/* the same user:password while it is checked: one bcrypt for all */
+	struct MHD_Connection *conns[AUTH_WAITERS];
+	unsigned int n_conns, refs;	/* refs: under w->lock */
 	struct web_user *u;		/* NULL: unknown user (checked all the same) */
 	struct auth_client *client;
 	char *pass;
@@ -128,7 +132,7 @@ struct webcfg {
 	pthread_t verifier;
 	bool verifier_on, stopping;
 	pthread_cond_t cond;
-	struct webcfg_job *head, **tail;
+	struct webcfg_job *head, **tail, *running;
 	unsigned int queued;
 	void (*resume)(struct MHD_Connection *c);
 	struct auth_client clients[AUTH_CLIENTS];
@@ -877,6 +881,23 @@ static void job_account(struct webcfg *w, struct webcfg_job *j, bool ok)
 }
 
 /*
+ * Resume every request waiting for j; called and returns with w->lock
+ * held. The handlers drop their references once resumed, so j is not
+ * touched after the first resume: its connections are copied first.
+ */
+static void resume_all(struct webcfg *w, struct webcfg_job *j)
+{
+	struct MHD_Connection *conns[AUTH_WAITERS];
+	unsigned int n = j->n_conns;
+
+	memcpy(conns, j->conns, n * sizeof(*conns));
+	pthread_mutex_unlock(&w->lock);
+	for (unsigned int i = 0; i < n; i++)
+		w->resume(conns[i]);
+	pthread_mutex_lock(&w->lock);
+}
+
+/*
  * The verifier thread: one bcrypt at a time, at nice AUTH_NICE, so that
  * password guessing costs at most one core at low priority and the
  * threads that answer scrapes never wait for it.
@@ -899,6 +920,7 @@ static void *verifier_main(void *arg)
 		if (!w->head)
 			w->tail = &w->head;
 		w->queued--;
+		w->running = j;
 		if (w->stopping) {
 			j->client->pending--;
 			j->status = MHD_HTTP_SERVICE_UNAVAILABLE;
@@ -909,10 +931,8 @@ static void *verifier_main(void *arg)
 			job_account(w, j, ok);
 			j->status = ok ? 0 : MHD_HTTP_UNAUTHORIZED;
 		}
-		/* the connection's handler frees j once resumed: last touch */
-		pthread_mutex_unlock(&w->lock);
-		w->resume(j->conn);
-		pthread_mutex_lock(&w->lock);
+		w->running = NULL;
+		resume_all(w, j);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -938,11 +958,12 @@ void webcfg__stop(struct webcfg *w)
 	if (!w || !w->verifier_on)
 		return;
 	pthread_mutex_lock(&w->lock);
-	w->stopping = true;
+	/* from here on a password no cache vouches for gets 503 */
+	__atomic_store_n(&w->stopping, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->verifier, NULL);
-	w->verifier_on = false;
+	__atomic_store_n(&w->verifier_on, false, __ATOMIC_RELAXED);
 }
 
 /* The failure record of c's address (a new or the least recent one); under w->lock. */
@@ -1005,6 +1026,15 @@ static int queue_check(struct webcfg *w, struct MHD_Connection *c, struct web_us
 			goto out;
 		}
 	}
+	for (j = w->running ? w->running : w->head; j; j = j == w->running ? w->head : j->next) {
+		if (!memcmp(j->pair_mac, pair_mac, MAC_LEN) && j->n_conns < AUTH_WAITERS) {
+			j->conns[j->n_conns++] = c;	/* no second bcrypt for it */
+			j->refs++;
+			*job = j;
+			status = WEBCFG_PENDING;
+			goto out;
+		}
+	}
 	cl = client_of(w, c, now);
 	if (!cl || cl->pending >= AUTH_PENDING_MAX || now < cl->retry_ns || w->queued >= AUTH_QUEUE_MAX)
 		goto out;
@@ -1013,7 +1043,10 @@ static int queue_check(struct webcfg *w, struct MHD_Connection *c, struct web_us
 		status = MHD_HTTP_SERVICE_UNAVAILABLE;
 		goto out;
 	}
-	j->conn = c;
+	j->w = w;
+	j->conns[0] = c;
+	j->n_conns = 1;
+	j->refs = 1;
 	j->u = u;
 	j->client = cl;
 	j->pass = pass;
@@ -1043,7 +1076,14 @@ int webcfg__job_status(const struct webcfg_job *j)
 
 void webcfg__job_free(struct webcfg_job *j)
 {
+	unsigned int left;
+
 	if (!j)
+		return;
+	pthread_mutex_lock(&j->w->lock);
+	left = --j->refs;
+	pthread_mutex_unlock(&j->w->lock);
+	if (left)
 		return;
 	explicit_bzero(j->pass, strlen(j->pass));
 	free(j->pass);
@@ -1097,7 +1137,8 @@ int webcfg__authorize(struct webcfg *w, struct MHD_Connection *c, struct webcfg_
 	}
 	if (ok) {
 		status = 0;
-	} else if (w->verifier_on) {
+	} else if (__atomic_load_n(&w->verifier_on, __ATOMIC_RELAXED) ||
+		   __atomic_load_n(&w->stopping, __ATOMIC_RELAXED)) {	/* stopping: 503 */
 		unsigned char pair_mac[MAC_LEN];
 		char *copy = strdup(pass);
 
