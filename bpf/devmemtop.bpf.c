@@ -78,6 +78,33 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/*
+ * The addresses the two test-run programs (light_read, walk_binding) may
+ * read, filled and emptied by the BPF side only, from the tracepoints and
+ * fentry/fexit hooks that saw the objects. BPF_F_RDONLY: every fd of these
+ * maps is read-only towards the bpf() syscall, so whoever holds our fds
+ * (ours, or stolen with pidfd_getfd) cannot add an address: the programs
+ * check a user-supplied address against these before reading anything,
+ * while pools, pool_slots and bindings stay writable for user space to
+ * forget reported objects. Keyed by what the kernel object is: a pool by
+ * its address and id, a binding by its address (value: its id).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_POOLS + DMT_POOL_SLOTS);
+	__uint(map_flags, BPF_F_RDONLY);
+	__type(key, struct dmt_pool_key);
+	__type(value, __u32);
+} live_pools SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_BINDINGS);
+	__uint(map_flags, BPF_F_RDONLY);
+	__type(key, __u64);
+	__type(value, __u32);
+} live_bindings SEC(".maps");
+
 /* All-zero templates: new map values are inserted from these, then filled. */
 static const struct dmt_pool pool_template = {};
 static const struct dmt_binding binding_template = {};
@@ -292,6 +319,7 @@ static __noinline struct dmt_pool *pool_new(const struct page_pool *pool, __u32 
 	v->hold_base = have_hold ? hold - 1 : v->hold_cnt;
 	v->release_base = have_hold ? v->release_cnt : release - 1;
 	__sync_lock_test_and_set(&v->addr, k.addr);	/* ordered after the fields */
+	bpf_map_update_elem(&live_pools, &k, &k.id, BPF_ANY);
 	emit(DMT_EV_POOL_NEW, k.addr, v->id, v->ifindex, v->queue, v->napi_id, 0);
 	return v;
 }
@@ -386,8 +414,13 @@ int BPF_PROG(pp_destroy, const struct page_pool *pool, __s32 inflight, __u32 hol
 		v->batch_open = 0;
 	}
 	__sync_fetch_and_or(&v->flags, DMT_POOL_RELEASED);
-	if (inflight == 0)
+	if (inflight == 0) {
+		struct dmt_pool_key k = { .addr = key, .id = v->id };
+
 		__sync_fetch_and_or(&v->flags, DMT_POOL_GONE);
+		/* the kernel frees the pool after this: light_read no longer reads it */
+		bpf_map_delete_elem(&live_pools, &k);
+	}
 	emit(DMT_EV_POOL_RELEASE, key, v->id, v->ifindex, inflight, hold, release);
 	return 0;
 }
@@ -492,11 +525,27 @@ SEC("raw_tp")
 int walk_binding(__u64 *ctx)
 {
 	struct net_devmem_dmabuf_binding *b = (void *)ctx[0];
+	__u64 addr = ctx[0];
 	struct dmt_walk w = {};
 
-	w.err = binding_walk(b, &w);
+	/* only a binding our hooks saw created and not yet freed */
+	if (!bpf_map_lookup_elem(&live_bindings, &addr))
+		w.err = DMT_WALK_UNKNOWN;
+	else
+		w.err = binding_walk(b, &w);
 	walk_out = w;
 	return 0;
+}
+
+static __always_inline void binding_note(__u64 addr, __u32 id)
+{
+	if (addr)
+		bpf_map_update_elem(&live_bindings, &addr, &id, BPF_ANY);
+}
+
+static __always_inline void binding_forget(__u64 addr)
+{
+	bpf_map_delete_elem(&live_bindings, &addr);
 }
 
 static __noinline struct dmt_binding *binding_get(struct net_devmem_dmabuf_binding *b, __u32 id)
@@ -514,6 +563,7 @@ static __noinline struct dmt_binding *binding_get(struct net_devmem_dmabuf_bindi
 	}
 	v->id = id;
 	v->addr = (__u64)b;
+	binding_note((__u64)b, id);
 	v->free_niovs_tp = -1;
 	v->out_at_unbind = -1;
 	v->out_at_free = -1;
@@ -593,6 +643,7 @@ int BPF_PROG(binding_free_entry, void *arg)
 	v->free_ns = bpf_ktime_get_ns();
 	v->flags |= DMT_BIND_FREED;
 	v->out_at_free = binding_outstanding(b, v);
+	binding_forget((__u64)b);
 	emit(DMT_EV_BIND_FREE, (__u64)b, v->id, v->ifindex, v->out_at_free, v->total_niovs, 0);
 	return 0;
 }
@@ -715,6 +766,7 @@ int BPF_PROG(dm_create, const struct net_devmem_dmabuf_binding *binding, __u32 i
 	if (!v)
 		return 0;
 	v->addr = (__u64)binding;
+	binding_note((__u64)binding, id);
 	v->ifindex = ifindex;
 	v->dmabuf_size = dmabuf_size;
 	v->niov_size = niov_size;
@@ -734,11 +786,15 @@ static __always_inline int binding_end(const void *binding, __u32 id, __u32 free
 
 	if (!v)
 		return 0;
-	if (!v->addr)
+	if (!v->addr) {
 		v->addr = (__u64)binding;
+		if (!freed)
+			binding_note((__u64)binding, id);
+	}
 	v->total_niovs = total;
 	v->free_niovs_tp = free_niovs;
 	if (freed) {
+		binding_forget((__u64)binding);
 		v->free_ns = bpf_ktime_get_ns();
 		v->out_at_free = out;
 		v->flags |= DMT_BIND_FREED;
@@ -1232,6 +1288,16 @@ int light_read(__u64 *ctx)
 	f1 = __sync_fetch_and_or(&v->flags, 0);
 	if (f1 & DMT_POOL_GONE) {
 		o.status = DMT_LIGHT_GONE;
+		goto out;
+	}
+	/*
+	 * pools and pool_slots are writable from user space: the address is
+	 * read only if pool_new recorded it in live_pools and pp_destroy has
+	 * not removed it (then the pool is going away: GONE, as above).
+	 */
+	if (!bpf_map_lookup_elem(&live_pools, &k)) {
+		f1 = __sync_fetch_and_or(&v->flags, 0);
+		o.status = (f1 & DMT_POOL_GONE) ? DMT_LIGHT_GONE : DMT_LIGHT_NOENT;
 		goto out;
 	}
 	o.id = BPF_CORE_READ(pool, user.id);

@@ -127,9 +127,12 @@ struct dmt_walk {
 	__u64 dmabuf_size;
 	__u32 niov_size;
 	__u32 layout;		/* 1 gen_pool, 2 freelist */
-	__s32 err;
+	__s32 err;		/* 0, or < 0: DMT_WALK_UNKNOWN, or the walk failed */
 	__u32 pad;
 };
+
+/* walk_binding's err for an address that is not a live binding we saw */
+#define DMT_WALK_UNKNOWN	(-4)
 
 /* Result of the light-mode counter read (light_read program). */
 enum dmt_light_status {

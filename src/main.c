@@ -2,6 +2,7 @@
 /* devmemtop: dispatch to a subcommand; the live view is the default. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include "commands.h"
 #include "outstream.h"
 #include "util.h"
@@ -37,6 +38,16 @@ int main(int argc, char **argv)
 	char name[32];
 	int ret;
 
+	/*
+	 * Not dumpable, before any BPF fd exists: a process that is (a user
+	 * started with ambient CAP_BPF, capabilities dropped after attach) lets
+	 * any process of its uid take its fds with pidfd_getfd or ptrace, and
+	 * with them our programs and maps. Also no core file of kernel data.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		perror("devmemtop: prctl(PR_SET_DUMPABLE)");
+		return 1;
+	}
 	out_reserve_std_fds();
 	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 			  !strcmp(argv[1], "-h"))) {
@@ -51,13 +62,14 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
 			if (strcmp(argv[1], cmds[i].name))
 				continue;
+			/* errors say "devmemtop CMD: ..."; the live view's "devmemtop: ..." */
+			dmt_err_cmd(cmds[i].fn == cmd_top ? NULL : cmds[i].name);
 			ret = cmds[i].fn(argc - 1, argv + 1);
 			/* every command: a failed write to stdout is an error, with its reason */
 			snprintf(name, sizeof(name), "devmemtop %s", cmds[i].name);
 			return out_finish_stdout(name, ret, cmds[i].err_exit);
 		}
-		fprintf(stderr, "devmemtop: unknown command '%s' (try 'devmemtop help')\n",
-			argv[1]);
+		dmt_err("unknown command '%s' (try 'devmemtop help')", argv[1]);
 		return 2;
 	}
 	ret = cmd_top(argc, argv);

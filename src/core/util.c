@@ -9,8 +9,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include "snapshot.h"
 #include "util.h"
 
 int dmt_verbosity;
@@ -24,6 +26,29 @@ void dmt_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+static const char *err_cmd;
+
+void dmt_err_cmd(const char *cmd)
+{
+	err_cmd = cmd;
+}
+
+void dmt_err(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	/* one call: stderr is unbuffered, and the line must not interleave */
+	fprintf(stderr, "devmemtop%s%s: %s\n", err_cmd ? " " : "", err_cmd ? err_cmd : "", msg);
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -138,6 +163,21 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int parse_mode(const char *s, bool caps, int *mode)
+{
+	if (!strcmp(s, "auto"))
+		*mode = -1;
+	else if (!strcmp(s, "light"))
+		*mode = DMT_MODE_LIGHT;
+	else if (caps && !strcmp(s, "fentry"))
+		*mode = DMT_MODE_FENTRY;
+	else if (caps && !strcmp(s, "tp"))
+		*mode = DMT_MODE_TP_ONLY;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 #ifndef CAP_PERFMON
 #define CAP_PERFMON	38
 #endif
@@ -201,4 +241,26 @@ void fmt_human_num(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.3gk", v / 1e3);
 	else
 		snprintf(buf, len, "%.4g", v);
+}
+
+int check_fd_limit(unsigned long need, char *buf, size_t len)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r))
+		return 0;	/* cannot tell: opening will say */
+	if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur < need) {
+		struct rlimit want = r;
+
+		want.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max >= need ? need : r.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &want))
+			r.rlim_cur = want.rlim_cur;
+	}
+	if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur < need) {
+		snprintf(buf, len, "open file limit is %llu (ulimit -n): needs at least %lu "
+			 "for its BPF programs, links and maps",
+			 (unsigned long long)r.rlim_cur, need);
+		return -EMFILE;
+	}
+	return 0;
 }

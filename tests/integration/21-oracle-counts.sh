@@ -13,10 +13,16 @@ need_cmd perf
 need_cmd python3
 testbed_up
 
-"$DMT" --json -i 500ms -n 44 >"$TMPD/snaps.json" 2>"$TMPD/dmt.err" &
+# Two observers, each started and stopped on what it shows, not on a clock
+# (at load average 20 a fixed 1 s for perf to start, an 8 s perf window and
+# 44 intervals of devmemtop were all timing bets): devmemtop line-buffered,
+# waited for, and stopped once it saw the pool end; perf counts from an
+# acknowledged "enable" until told to stop.
+stdbuf -oL "$DMT" --json -i 500ms -n 600 >"$TMPD/snaps.json" 2>"$TMPD/dmt.err" &
 dmt_pid=$!
 _TB_PIDS+=($dmt_pid)
-sleep 1.5
+for i in $(seq 1 300); do [ -s "$TMPD/snaps.json" ] && break; sleep 0.1; done
+[ -s "$TMPD/snaps.json" ] || fail "devmemtop printed no snapshot in 30 s: $(cat "$TMPD/dmt.err")"
 testbed_traffic 1	# warm up: the pool shows itself
 testbed_wait
 sleep 1.5
@@ -30,18 +36,33 @@ sys.exit(1)' "$TMPD/snaps.json" "$IF_RX") || fail "no pool attributed to $IF_RX 
 log "our pool: $addr"
 n1=$(wc -l <"$TMPD/snaps.json")
 
-perf stat -a -x, -e page_pool:page_pool_state_hold --filter "pool == $addr" \
+mkfifo "$TMPD/perf.ctl" "$TMPD/perf.ack" "$TMPD/perf.end"
+perf stat -a -x, -D -1 --control "fifo:$TMPD/perf.ctl,$TMPD/perf.ack" \
+	-e page_pool:page_pool_state_hold --filter "pool == $addr" \
 	-e page_pool:page_pool_state_release --filter "pool == $addr" \
-	-o "$TMPD/perf.csv" -- sleep 8 &
+	-o "$TMPD/perf.csv" -- timeout 300 sh -c 'read x <"$1"' sh "$TMPD/perf.end" &
 perf_pid=$!
 _TB_PIDS+=($perf_pid)
-sleep 1
+exec 7<>"$TMPD/perf.ctl" 8<>"$TMPD/perf.ack"
+perf_ack() { [ "$(timeout 30 head -c 5 <&8 | tr -d '\0\n')" = ack ]; }	# "ack\n\0"
+echo enable >&7
+perf_ack || fail "perf stat did not start counting in 30 s"
 testbed_traffic 5
 testbed_wait
+sleep 1.5		# quiet: devmemtop's snapshots catch up
+echo disable >&7
+perf_ack || fail "perf stat did not stop counting"
+echo >"$TMPD/perf.end"
 wait $perf_pid || fail "perf stat failed: $(cat "$TMPD/perf.csv")"
-sleep 1.5
 n2=$(wc -l <"$TMPD/snaps.json")
 testbed_down		# the veth and its pool go away while we watch
+for i in $(seq 1 100); do	# until devmemtop reported the end (teardown is asynchronous)
+	grep -q "\"addr\":\"$addr\".*\"state\":\"\(destroyed\|zombie\)\"" "$TMPD/snaps.json" && break
+	kill -0 $dmt_pid 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.6
+kill -TERM $dmt_pid 2>/dev/null
 wait $dmt_pid || fail "devmemtop exited with an error: $(cat "$TMPD/dmt.err")"
 
 python3 - "$TMPD/snaps.json" "$TMPD/perf.csv" "$addr" "$n1" "$n2" <<'PY' || fail "oracle comparison"

@@ -18,16 +18,28 @@ need_root
 need_dmt
 need_cmd python3
 
-"$DMT" --json -i 500ms -n 50 --iface "$IF_RX" >"$TMPD/full.json" 2>"$TMPD/full.err" &
+# Both run until stopped below, once each has seen the pools end (-n only
+# bounds a run gone wrong): with -n 50, a loaded machine (load average 14:
+# other suites) stretched the script past one mode's 50 intervals, and that
+# mode stopped before the second stream. Line-buffered, so the end can be
+# watched in the files.
+stdbuf -oL "$DMT" --json -i 500ms -n 600 --iface "$IF_RX" >"$TMPD/full.json" 2>"$TMPD/full.err" &
 full_pid=$!
 _TB_PIDS+=($full_pid)
-"$DMT" --json -i 500ms -n 50 -m light --sampling 100ms/500ms --iface "$IF_RX" ${LIGHT_V:-} \
+stdbuf -oL "$DMT" --json -i 500ms -n 600 -m light --sampling 100ms/500ms --iface "$IF_RX" ${LIGHT_V:-} \
 	>"$TMPD/light.json" 2>"$TMPD/light.err" &
 light_pid=$!
 _TB_PIDS+=($light_pid)
-sleep 1.5
+# both attached (a first snapshot printed) before the veth exists: a fixed
+# 1.5 s was not always enough with load average 20, and a mode that attached
+# late counted a pool from its first sight, not its creation
+for i in $(seq 1 300); do
+	[ -s "$TMPD/full.json" ] && [ -s "$TMPD/light.json" ] && break
+	sleep 0.1
+done
 kill -0 $full_pid 2>/dev/null || fail "full mode exited: $(cat "$TMPD/full.err")"
 kill -0 $light_pid 2>/dev/null || fail "light mode exited: $(cat "$TMPD/light.err")"
+[ -s "$TMPD/full.json" ] && [ -s "$TMPD/light.json" ] || fail "no first snapshot in 30 s"
 testbed_up		# the pools are born while both watch
 testbed_traffic 3
 testbed_wait
@@ -64,6 +76,17 @@ sleep 2.5
 t_q2=$(date +%s%N)
 sleep 0.5
 testbed_down		# the pools end while both watch
+# until both have reported a pool destroyed or zombie (netns teardown is
+# asynchronous), then one more interval
+ended_in() { grep -qE '"state":"(destroyed|zombie)"' "$1"; }
+for i in $(seq 1 100); do
+	ended_in "$TMPD/full.json" && ended_in "$TMPD/light.json" && break
+	kill -0 $full_pid 2>/dev/null || break
+	kill -0 $light_pid 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.6
+kill -TERM $full_pid $light_pid 2>/dev/null
 wait $full_pid || fail "full mode failed: $(cat "$TMPD/full.err")"
 wait $light_pid || fail "light mode failed: $(cat "$TMPD/light.err")"
 
