@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -882,6 +883,30 @@ static void job_account(struct webcfg *w, struct webcfg_job *j, bool ok)
 }
 
 /*
+ * Somebody still waits for j: a waiting client that closed its side (gave
+ * up) or whose connection the request deadline shut down shows as
+ * POLLRDHUP/POLLHUP on its socket. A check nobody waits for is not worth
+ * a bcrypt: after a burst of guesses the queue empties at once instead of
+ * checking passwords for clients long gone. (An HTTP client does not
+ * half-close while it waits for its answer.)
+ */
+static bool job_wanted(const struct webcfg_job *j)
+{
+	for (unsigned int i = 0; i < j->n_conns; i++) {
+		const union MHD_ConnectionInfo *ci;
+		struct pollfd pfd = { .events = POLLRDHUP };
+
+		ci = MHD_get_connection_info(j->conns[i], MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci)
+			return true;	/* cannot tell: check it */
+		pfd.fd = ci->connect_fd;
+		if (poll(&pfd, 1, 0) == 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Resume every request waiting for j; called and returns with w->lock
  * held. The handlers drop their references once resumed, so j is not
  * touched after the first resume: its connections are copied first.
@@ -922,9 +947,9 @@ static void *verifier_main(void *arg)
 			w->tail = &w->head;
 		w->queued--;
 		w->running = j;
-		if (w->stopping) {
+		if (w->stopping || !job_wanted(j)) {
 			j->client->pending--;
-			j->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+			j->status = w->stopping ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_UNAUTHORIZED;
 		} else {
 			pthread_mutex_unlock(&w->lock);
 			ok = bcrypt_ok(w, j->u, j->pass);
