@@ -77,7 +77,7 @@ TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 .PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest \
 	asan asan-unit-tests golden-update \
 	test-assets bench-assets \
-	bench fuzz deps
+	bench fuzz deps deb
 
 all: check-libs $(OUTPUT)/devmemtop
 
@@ -223,6 +223,20 @@ install: all
 	install -d $(DESTDIR)$(DATADIR)/dashboards $(DESTDIR)$(DATADIR)/specs
 	$(if $(wildcard dashboards/*),install -m 0644 $(wildcard dashboards/*.json dashboards/*.yml) $(DESTDIR)$(DATADIR)/dashboards/)
 	$(if $(wildcard specs/*.yaml),install -m 0644 $(wildcard specs/*.yaml) $(DESTDIR)$(DATADIR)/specs/)
+
+# A Debian package from this tree (debian/, debhelper): build/deb/*.deb.
+# dpkg-buildpackage writes to the parent directory; the files are moved here.
+deb:
+	$(Q)rm -rf $(OUTPUT)/deb && mkdir -p $(OUTPUT)/deb
+	$(Q)dpkg-buildpackage -b -us -uc $(if $(V),,>$(OUTPUT)/deb/build.log 2>&1) || \
+		{ echo "make deb: dpkg-buildpackage failed, see $(OUTPUT)/deb/build.log" >&2; \
+		  tail -20 $(OUTPUT)/deb/build.log >&2; exit 1; }
+	$(Q)v=$$(dpkg-parsechangelog -SVersion) a=$$(dpkg-architecture -qDEB_HOST_ARCH); \
+		mv ../devmemtop_$${v}_$$a.deb ../devmemtop_$${v}_$$a.buildinfo \
+		   ../devmemtop_$${v}_$$a.changes $(OUTPUT)/deb/ && \
+		{ [ ! -e ../devmemtop-dbgsym_$${v}_$$a.deb ] || \
+		  mv ../devmemtop-dbgsym_$${v}_$$a.deb $(OUTPUT)/deb/; } && \
+		ls $(OUTPUT)/deb/*.deb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/devmemtop

@@ -80,7 +80,36 @@ def lat_quantile(q, fam, by, sel):
     return (f'histogram_quantile({q}, sum by ({by}) (rate({fam}_nanoseconds{{{sel}}}[{RI}]))) / 1e9'
             f' or histogram_quantile({q}, sum by (le, {by}) (rate({fam}_seconds_bucket{{{sel}}}[{RI}])))')
 
+def fleet_quantile(q, by):
+    """Refill batch quantile over the selected hosts: native or classic."""
+    h = "devmemtop_page_pool_refill_batch_items"
+    return (f'histogram_quantile({q}, sum{by and f" by ({by})"} (rate({h}{{{B}}}[{RI}])))'
+            f' or histogram_quantile({q}, sum by (le{by and ", " + by}) (rate({h}_bucket{{{B}}}[{RI}])))')
+
+# One line per host first: which of hundreds to look at (then pick it in $instance).
+row("Fleet overview")
+stat("Hosts reporting", [tgt(f'count(devmemtop_build_info{{{I}}})', "hosts")], w=4,
+     desc="Exporters with a current scrape among the selected instances.")
+stat("Hosts with a binding over 90 %", [tgt(f'count(max by (instance) (devmemtop_binding_occupancy_ratio{{{I}}}) > 0.9) or vector(0)', "hosts")],
+     w=4, desc="Hosts the DevmemBindingOccupancyHigh alert is about (before its 1m hold).",
+     thresholds=[{"color": "green", "value": None}, {"color": "red", "value": 1}])
+stat("Hosts that leaked niovs (1h)", [tgt(f'count(sum by (instance) (increase(devmemtop_leaked_niovs_total{{{I}}}[1h])) > 0) or vector(0)', "hosts")],
+     w=4, thresholds=[{"color": "green", "value": None}, {"color": "red", "value": 1}])
+ts("Fleet refill batch p50 / p99", [
+    tgt(fleet_quantile(0.5, ""), "fleet p50", "A"),
+    tgt(fleet_quantile(0.99, ""), "fleet p99", "B"),
+   ], w=12, desc="All selected hosts' refill batches as one histogram (summed, native or classic).")
+table("Worst binding occupancy by host", f'topk(20, max by (instance) (devmemtop_binding_occupancy_ratio{{{I}}}))',
+      w=8, desc="The 20 fullest hosts: highest binding occupancy on each.")
+ts("Refill batch p50 by host", [tgt(fleet_quantile(0.5, "instance"), "{{instance}}")], w=8,
+   desc="One line per host: a host whose batches shrink stands out.")
+ts("Pool series per host", [
+    tgt(f'count by (instance) (devmemtop_page_pool_info{{{I}}})', "pools {{instance}}", "A"),
+    tgt(f'sum by (instance) (devmemtop_page_pools_not_exported{{{I}}})', "not exported {{instance}}", "B"),
+   ], w=8, desc="Pools exported per host (about 10 series each with native histograms, 20 classic), and pools left out by --iface-include/--iface-exclude or --max-pools (docs/exporter.md, Cardinality).")
+
 row("Devmem bindings")
+x[0] = 0
 ts("Occupancy per binding", [tgt(f'devmemtop_binding_occupancy_ratio{{{B}}}', "{{ifname}} binding {{binding_id}}")],
    unit="percentunit", desc="(capacity - free) / capacity niovs; the DevmemBindingOccupancyHigh alert fires above 90 % for 1m.",
    thresholds=[{"color": "green", "value": None}, {"color": "red", "value": 0.9}])

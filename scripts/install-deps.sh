@@ -18,7 +18,9 @@ TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       ethtool			# NIC kit test (scripts/nic/validate.sh)
       man-db groff-base		# devmemtop(8) lint: man --warnings, lexgrog
       chromium tidy		# HTML reports: headless browser DOM + screenshot, HTML5 check
-      openssl)			# exporter TLS tests: certificates made at test time
+      openssl			# exporter TLS tests: certificates made at test time
+      debhelper mmdebstrap podman runc bc	# make deb; fresh Debian root + image (95-96)
+      nodejs)			# deploy/ schema validation (97; npm: below)
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync
@@ -36,6 +38,8 @@ missing=()
 for p in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# npm by command: a nodejs from elsewhere may bundle it (Debian's npm would conflict)
+[ -n "${1:-}" ] && [ "$1" != --lab ] || command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps.sh: missing packages (${missing[*]}): run as root" >&2

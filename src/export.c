@@ -626,6 +626,10 @@ static void usage(FILE *f)
 		"                           its snapshots at their recorded pace, then the\n"
 		"                           last one; no BPF, no privileges needed\n"
 		"      --speed X            --from: replay X times as fast (0.01-1000; 1)\n"
+		"      --iface-include GLOB per-pool series only for interfaces matching GLOB\n"
+		"      --iface-exclude GLOB none for those matching GLOB (both repeatable)\n"
+		"      --max-pools N        per-pool series for at most N pools per scrape\n"
+		"                           (devmem first; the rest counted, not exported)\n"
 		"      --list-metrics       print every metric the exporter can emit and exit\n"
 		"  -v, --verbose            more logging (twice: HTTP errors too)\n"
 		"  -h, --help               this help\n\n"
@@ -647,7 +651,39 @@ enum {
 	OPT_KEEP_PRIVS,
 	OPT_FROM,
 	OPT_SPEED,
+	OPT_IFACE_INCLUDE,
+	OPT_IFACE_EXCLUDE,
+	OPT_MAX_POOLS,
 };
+
+/* Cardinality options (expo.h, struct expo_limits): 0 or -EINVAL after one line. */
+#define EXPORT_MAX_GLOBS	32
+static const char *iface_include[EXPORT_MAX_GLOBS], *iface_exclude[EXPORT_MAX_GLOBS];
+static struct expo_limits limits = { .include = iface_include, .exclude = iface_exclude };
+
+static int limits_opt(int opt, const char *arg)
+{
+	size_t *n = opt == OPT_IFACE_INCLUDE ? &limits.n_include : &limits.n_exclude;
+	const char **globs = opt == OPT_IFACE_INCLUDE ? iface_include : iface_exclude;
+	uint64_t v;
+
+	if (opt == OPT_MAX_POOLS) {
+		if (parse_uint(arg, 1000000, &v) || !v) {
+			fprintf(stderr, "devmemtop export: bad --max-pools '%s': want 1-1000000\n", arg);
+			return -EINVAL;
+		}
+		limits.max_pools = v;
+		return 0;
+	}
+	if (!*arg || *n == EXPORT_MAX_GLOBS) {
+		fprintf(stderr, "devmemtop export: bad %s '%s': want a non-empty glob, at most %d of them\n",
+			opt == OPT_IFACE_INCLUDE ? "--iface-include" : "--iface-exclude", arg,
+			EXPORT_MAX_GLOBS);
+		return -EINVAL;
+	}
+	globs[(*n)++] = arg;
+	return 0;
+}
 
 int export__print_once(struct dmt_snapshot *snap, const struct expo_totals *t, double interval_s,
 		       uint64_t collections)
@@ -694,6 +730,9 @@ int cmd_export(int argc, char **argv)
 		{ "keep-privileges", no_argument, NULL, OPT_KEEP_PRIVS },
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "speed", required_argument, NULL, OPT_SPEED },
+		{ "iface-include", required_argument, NULL, OPT_IFACE_INCLUDE },
+		{ "iface-exclude", required_argument, NULL, OPT_IFACE_EXCLUDE },
+		{ "max-pools", required_argument, NULL, OPT_MAX_POOLS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -755,6 +794,12 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_WEB_CONFIG:
 			web_config = optarg;
+			break;
+		case OPT_IFACE_INCLUDE:
+		case OPT_IFACE_EXCLUDE:
+		case OPT_MAX_POOLS:
+			if (limits_opt(opt, optarg))
+				return 2;
 			break;
 		case OPT_USER:
 			po.user = optarg;
@@ -862,6 +907,7 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	eo.interval_s = (double)interval_ns / 1e9;
+	expo__set_limits(&limits);
 	co.verbosity = dmt_verbosity;
 	co.log = dmt_verbosity ? dmt_log : NULL;
 

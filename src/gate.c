@@ -87,6 +87,36 @@ static int parse_pct(const char *s, double *out)
 	return 0;
 }
 
+/* The options against each other, once all are read. */
+static int check_gate_args(const struct gate_args *a)
+{
+	if (!a->spec) {
+		dmt_err("--spec FILE is required");
+		return -EINVAL;
+	}
+	if (a->check_only)
+		return 0;
+	if (a->from && (a->cmd || a->duration_ns || a->interval_ns || a->record || a->linger_ns)) {
+		dmt_err("--from gates a recording; it takes no command, "
+			"--duration, --interval, --linger or --record");
+		return -EINVAL;
+	}
+	if (a->linger_ns && !a->cmd) {
+		dmt_err("--linger needs a command after --");
+		return -EINVAL;
+	}
+	if (!a->from && !a->cmd && !a->duration_ns) {
+		dmt_err("give --duration D, a command after --, or --from RECORDING");
+		return -EINVAL;
+	}
+	if (a->max_regression != 10 && !a->baseline) {
+		dmt_err("--max-regression needs --baseline");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0 to run, 1 when done (--help, --list-metrics), -EINVAL said why. */
 static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 {
 	static const struct option opts[] = {
@@ -130,85 +160,53 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		case 'L': gm_list(stdout); return 1;
 		case 'd':
 			if (parse_duration_ns(optarg, &a->duration_ns) || !a->duration_ns) {
-				fprintf(stderr, "devmemtop gate: bad --duration '%s' (e.g. 30s, 500ms)\n",
-					optarg);
+				dmt_err("bad --duration '%s' (e.g. 30s, 500ms)", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'i':
 			if (parse_interval_ns(optarg, &a->interval_ns)) {
-				fprintf(stderr, "devmemtop gate: bad --interval '%s' ("
-					DMT_INTERVAL_RANGE ")\n", optarg);
+				dmt_err("bad --interval '%s' (" DMT_INTERVAL_RANGE ")", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'l':
 			if (parse_duration_ns(optarg, &a->linger_ns)) {
-				fprintf(stderr, "devmemtop gate: bad --linger '%s' (e.g. 3s)\n", optarg);
+				dmt_err("bad --linger '%s' (e.g. 3s)", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'M':
-			if (!strcmp(optarg, "light")) {
-				a->force_mode = DMT_MODE_LIGHT;
-			} else if (strcmp(optarg, "auto")) {
-				fprintf(stderr, "devmemtop gate: bad --mode '%s': auto or light\n",
-					optarg);
+			if (parse_mode(optarg, false, &a->force_mode)) {
+				dmt_err("bad --mode '%s': auto or light", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'W':
 			if (parse_sampling(optarg, &a->light_window_ms, &a->light_period_ms)) {
-				fprintf(stderr, "devmemtop gate: bad --sampling '%s': "
-					DMT_SAMPLING_RANGE "\n", optarg);
+				dmt_err("bad --sampling '%s': " DMT_SAMPLING_RANGE, optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'm':
 			if (parse_pct(optarg, &a->max_regression)) {
-				fprintf(stderr, "devmemtop gate: bad --max-regression '%s' (e.g. 10%%)\n",
-					optarg);
+				dmt_err("bad --max-regression '%s' (e.g. 10%%)", optarg);
 				return -EINVAL;
 			}
 			break;
 		default:
 			if (optopt)
-				fprintf(stderr, "devmemtop gate: option -%c %s\n", optopt,
+				dmt_err("option -%c %s (try 'devmemtop gate --help')", optopt,
 					strchr("sdilf", optopt) ? "needs an argument" : "is unknown");
 			else
-				fprintf(stderr, "devmemtop gate: unknown or incomplete option '%s'\n",
+				dmt_err("unknown or incomplete option '%s' (try 'devmemtop gate --help')",
 					argv[optind - 1]);
-			fprintf(stderr, "try 'devmemtop gate --help'\n");
 			return -EINVAL;
 		}
 	}
 	if (optind < argc)
 		a->cmd = argv + optind;
-	if (!a->spec) {
-		fprintf(stderr, "devmemtop gate: --spec FILE is required\n");
-		return -EINVAL;
-	}
-	if (a->check_only)
-		return 0;
-	if (a->from && (a->cmd || a->duration_ns || a->interval_ns || a->record || a->linger_ns)) {
-		fprintf(stderr, "devmemtop gate: --from gates a recording; it takes no command, "
-			"--duration, --interval, --linger or --record\n");
-		return -EINVAL;
-	}
-	if (a->linger_ns && !a->cmd) {
-		fprintf(stderr, "devmemtop gate: --linger needs a command after --\n");
-		return -EINVAL;
-	}
-	if (!a->from && !a->cmd && !a->duration_ns) {
-		fprintf(stderr, "devmemtop gate: give --duration D, a command after --, or "
-			"--from RECORDING\n");
-		return -EINVAL;
-	}
-	if (a->max_regression != 10 && !a->baseline) {
-		fprintf(stderr, "devmemtop gate: --max-regression needs --baseline\n");
-		return -EINVAL;
-	}
-	return 0;
+	return check_gate_args(a);
 }
 
 /*
@@ -228,10 +226,10 @@ static void gate_error(const struct gate_args *a, const char *name, const char *
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	/* may quote the spec, the recording or its kernel string: escaped */
-	fprintf(stderr, "devmemtop gate: %s\n", textsafe_str(esc, sizeof(esc), msg));
+	dmt_err("%s", textsafe_str(esc, sizeof(esc), msg));
 	err = gate_write_error(a->junit, a->json, name, msg);
 	if (err)
-		fprintf(stderr, "devmemtop gate: cannot write the error to --junit/--json: %s\n",
+		dmt_err("cannot write the error to --junit/--json: %s",
 			strerror(-err));
 }
 
@@ -277,19 +275,17 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	struct dmt_snapshot *first = NULL;
 	struct run_result res;
 	struct collector *c;
-	char why[512];
+	char why[512] = "";
 	int err;
 
-	if (check_bpf_privileges(why, sizeof(why))) {
-		gate_error(a, spec->name, "%s", why);
-		return -EPERM;
-	}
+	/* the collector checks privileges, BTF and the rest, and says why */
 	copts.errbuf = why;
 	copts.errlen = sizeof(why);
 	c = collector__new(&copts);
 	if (!c) {
 		err = -errno;
-		gate_error(a, spec->name, "cannot start the collector: %s", why);
+		gate_error(a, spec->name, "cannot start the collector: %s",
+			   why[0] ? why : strerror(-err));
 		return err;
 	}
 	err = collector__snapshot(c, &first);
@@ -454,7 +450,7 @@ int cmd_gate(int argc, char **argv)
 	if (a.html)
 		gate_html = html_run__new();
 	if (!ev || (a.html && !gate_html)) {
-		fprintf(stderr, "devmemtop gate: out of memory\n");
+		dmt_err("out of memory");
 		ret = EXIT_GATE_ERROR;
 		goto free_spec;
 	}
@@ -470,7 +466,7 @@ int cmd_gate(int argc, char **argv)
 		goto free_eval;
 	}
 	if (gate_eval__finish(ev, &rep)) {
-		fprintf(stderr, "devmemtop gate: out of memory\n");
+		dmt_err("out of memory");
 		ret = EXIT_GATE_ERROR;
 		goto free_eval;
 	}
@@ -486,19 +482,19 @@ int cmd_gate(int argc, char **argv)
 	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	ret = gate_report__exit_code(&rep);
 	if (a.junit && (werr = gate_report__write_junit(&rep, a.junit))) {
-		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.junit, strerror(-werr));
+		dmt_err("cannot write %s: %s", a.junit, strerror(-werr));
 		ret = EXIT_GATE_ERROR;
 	}
 	if (a.json && (werr = gate_report__write_json(&rep, a.json))) {
-		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.json, strerror(-werr));
+		dmt_err("cannot write %s: %s", a.json, strerror(-werr));
 		ret = EXIT_GATE_ERROR;
 	}
 	if (a.html && (werr = html_report__write(a.html, gate_html, NULL, &rep))) {
-		fprintf(stderr, "devmemtop gate: cannot write %s: %s\n", a.html, strerror(-werr));
+		dmt_err("cannot write %s: %s", a.html, strerror(-werr));
 		ret = EXIT_GATE_ERROR;
 	}
 	if (rep.error[0])
-		fprintf(stderr, "devmemtop gate: %s\n", textsafe_str(err, sizeof(err), rep.error));
+		dmt_err("%s", textsafe_str(err, sizeof(err), rep.error));
 	gate_report__fini(&rep);
 free_eval:
 	html_run__free(gate_html);

@@ -62,13 +62,14 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
 			if (strcmp(argv[1], cmds[i].name))
 				continue;
+			/* errors say "devmemtop CMD: ..."; the live view's "devmemtop: ..." */
+			dmt_err_cmd(cmds[i].fn == cmd_top ? NULL : cmds[i].name);
 			ret = cmds[i].fn(argc - 1, argv + 1);
 			/* every command: a failed write to stdout is an error, with its reason */
 			snprintf(name, sizeof(name), "devmemtop %s", cmds[i].name);
 			return out_finish_stdout(name, ret, cmds[i].err_exit);
 		}
-		fprintf(stderr, "devmemtop: unknown command '%s' (try 'devmemtop help')\n",
-			argv[1]);
+		dmt_err("unknown command '%s' (try 'devmemtop help')", argv[1]);
 		return 2;
 	}
 	ret = cmd_top(argc, argv);

@@ -67,7 +67,15 @@ static int rec_event(void *ctx, const struct dmt_event *ev)
 	return recorder__event(ctx, ev);
 }
 
-int cmd_record(int argc, char **argv)
+struct record_args {
+	const char *out;
+	bool kernel_addresses;
+	struct collector_opts copts;
+	struct run_opts ro;
+};
+
+/* 0 to record, 1 after --help, -EINVAL said why. */
+static int parse_record_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -81,130 +89,135 @@ int cmd_record(int argc, char **argv)
 		{ "kernel-addresses", no_argument, NULL, 'K' },
 		{},
 	};
-	bool kernel_addresses = false;
-	struct collector_opts copts = { .log = dmt_log, .force_mode = -1, .events = true };
-	struct run_opts ro = { .interval_ns = 1000000000ULL, .events = true,
-			       .on_snapshot = rec_snapshot, .on_event = rec_event };
-	struct dmt_snapshot *first = NULL;
-	struct run_result res;
-	const char *out = NULL;
-	struct recorder *rec;
-	struct collector *c;
-	char why[256];
-	uint64_t snaps, events;
-	int o, err, werr, ret = EXIT_REC_ERROR;
+	int o;
 
 	optind = 1;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+o:i:d:l:vh", opts, NULL)) != -1) {
 		switch (o) {
-		case 'o': out = optarg; break;
-		case 'K': kernel_addresses = true; break;
+		case 'o': a->out = optarg; break;
+		case 'K': a->kernel_addresses = true; break;
 		case 'v': dmt_verbosity++; break;
-		case 'h': record_usage(stdout); return 0;
+		case 'h': record_usage(stdout); return 1;
 		case 'i':
-			if (parse_interval_ns(optarg, &ro.interval_ns)) {
-				fprintf(stderr, "devmemtop record: bad --interval '%s' ("
-					DMT_INTERVAL_RANGE ")\n", optarg);
-				return EXIT_REC_ERROR;
+			if (parse_interval_ns(optarg, &a->ro.interval_ns)) {
+				dmt_err("bad --interval '%s' (" DMT_INTERVAL_RANGE ")", optarg);
+				return -EINVAL;
 			}
 			break;
 		case 'd':
-			if (parse_duration_ns(optarg, &ro.duration_ns) || !ro.duration_ns) {
-				fprintf(stderr, "devmemtop record: bad --duration '%s' (e.g. 30s)\n",
-					optarg);
-				return EXIT_REC_ERROR;
+			if (parse_duration_ns(optarg, &a->ro.duration_ns) || !a->ro.duration_ns) {
+				dmt_err("bad --duration '%s' (e.g. 30s)", optarg);
+				return -EINVAL;
 			}
 			break;
 		case 'l':
-			if (parse_duration_ns(optarg, &ro.linger_ns)) {
-				fprintf(stderr, "devmemtop record: bad --linger '%s' (e.g. 3s)\n",
-					optarg);
-				return EXIT_REC_ERROR;
+			if (parse_duration_ns(optarg, &a->ro.linger_ns)) {
+				dmt_err("bad --linger '%s' (e.g. 3s)", optarg);
+				return -EINVAL;
 			}
 			break;
 		case 'M':
-			if (!strcmp(optarg, "light")) {
-				copts.force_mode = DMT_MODE_LIGHT;
-			} else if (strcmp(optarg, "auto")) {
-				fprintf(stderr, "devmemtop record: bad --mode '%s': auto or light\n",
-					optarg);
-				return EXIT_REC_ERROR;
+			if (parse_mode(optarg, false, &a->copts.force_mode)) {
+				dmt_err("bad --mode '%s': auto or light", optarg);
+				return -EINVAL;
 			}
 			break;
 		case 'W':
-			if (parse_sampling(optarg, &copts.light_window_ms,
-					   &copts.light_period_ms)) {
-				fprintf(stderr, "devmemtop record: bad --sampling '%s': "
-					DMT_SAMPLING_RANGE "\n", optarg);
-				return EXIT_REC_ERROR;
+			if (parse_sampling(optarg, &a->copts.light_window_ms,
+					   &a->copts.light_period_ms)) {
+				dmt_err("bad --sampling '%s': " DMT_SAMPLING_RANGE, optarg);
+				return -EINVAL;
 			}
 			break;
 		default:
-			fprintf(stderr, "devmemtop record: unknown option or missing argument '%s' "
-				"(try 'devmemtop record --help')\n", argv[optind - 1]);
-			return EXIT_REC_ERROR;
+			dmt_err("unknown option or missing argument '%s' "
+				"(try 'devmemtop record --help')", argv[optind - 1]);
+			return -EINVAL;
 		}
 	}
 	if (optind < argc)
-		ro.cmd = argv + optind;
-	if (ro.linger_ns && !ro.cmd) {
-		fprintf(stderr, "devmemtop record: --linger needs a command after --\n");
+		a->ro.cmd = argv + optind;
+	if (a->ro.linger_ns && !a->ro.cmd) {
+		dmt_err("--linger needs a command after --");
+		return -EINVAL;
+	}
+	if (!a->out) {
+		dmt_err("-o FILE is required");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The run's outcome: 0, EXIT_REC_CMD_FAILED, or EXIT_REC_ERROR (said why). */
+static int record_outcome(const struct record_args *a, const struct run_result *res, int err)
+{
+	char st[96];
+
+	if (err) {
+		dmt_err("%s", res->err);
 		return EXIT_REC_ERROR;
 	}
-	if (!out) {
-		fprintf(stderr, "devmemtop record: -o FILE is required\n");
-		return EXIT_REC_ERROR;
-	}
-	if (check_bpf_privileges(why, sizeof(why))) {
-		fprintf(stderr, "devmemtop record: %s\n", why);
-		return EXIT_REC_ERROR;
-	}
-	copts.verbosity = dmt_verbosity;
-	copts.errbuf = why;
-	copts.errlen = sizeof(why);
-	c = collector__new(&copts);
+	if (res->cmd_status == -1 || (WIFEXITED(res->cmd_status) && !WEXITSTATUS(res->cmd_status)))
+		return 0;
+	/* the recording is complete; the run it recorded failed: say so, exit 3 */
+	run__describe_status(res->cmd_status, st, sizeof(st));
+	dmt_err("the command %s (its status is in the recording: devmemtop report %s)", st,
+		a->out);
+	return EXIT_REC_CMD_FAILED;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = {
+		.copts = { .log = dmt_log, .force_mode = -1, .events = true },
+		.ro = { .interval_ns = 1000000000ULL, .events = true,
+			.on_snapshot = rec_snapshot, .on_event = rec_event },
+	};
+	struct dmt_snapshot *first = NULL;
+	struct run_result res;
+	struct recorder *rec;
+	struct collector *c;
+	char why[256] = "";
+	uint64_t snaps, events;
+	int err, werr, ret = EXIT_REC_ERROR;
+
+	err = parse_record_args(argc, argv, &a);
+	if (err)
+		return err > 0 ? 0 : EXIT_REC_ERROR;
+	/* the collector checks privileges, BTF and the rest, and says why */
+	a.copts.verbosity = dmt_verbosity;
+	a.copts.errbuf = why;
+	a.copts.errlen = sizeof(why);
+	c = collector__new(&a.copts);
 	if (!c) {
-		fprintf(stderr, "devmemtop record: cannot start the collector: %s\n", why);
+		dmt_err("cannot start the collector: %s", why[0] ? why : strerror(errno));
 		return EXIT_REC_ERROR;
 	}
 	err = collector__snapshot(c, &first);
 	if (err) {
-		fprintf(stderr, "devmemtop record: first snapshot failed: %s\n", strerror(-err));
+		dmt_err("first snapshot failed: %s", strerror(-err));
 		goto free_c;
 	}
-	rec = recorder__open_raw(out, c, first, ro.interval_ns, ro.cmd, kernel_addresses);
+	rec = recorder__open_raw(a.out, c, first, a.ro.interval_ns, a.ro.cmd, a.kernel_addresses);
 	if (!rec) {
-		fprintf(stderr, "devmemtop record: cannot write %s: %s\n", out, strerror(errno));
+		dmt_err("cannot write %s: %s", a.out, strerror(errno));
 		snapshot__free(first);
 		goto free_c;
 	}
-	ro.ctx = rec;
-	err = run__collect(c, first, &ro, &res);
+	a.ro.ctx = rec;
+	err = run__collect(c, first, &a.ro, &res);
 	snaps = recorder__snapshots(rec);
 	events = recorder__events(rec);
 	werr = recorder__close(rec, &res);
 	if (werr) {
-		fprintf(stderr, "devmemtop record: writing %s failed: %s\n", out, strerror(-werr));
+		dmt_err("writing %s failed: %s", a.out, strerror(-werr));
 		goto free_c;
 	}
-	fprintf(stderr, "devmemtop record: %llu snapshots, %llu events, %llu events lost "
-		"(ring buffer full) -> %s\n", (unsigned long long)snaps,
-		(unsigned long long)events, (unsigned long long)res.ringbuf_drops, out);
-	if (err) {
-		fprintf(stderr, "devmemtop record: %s\n", res.err);
-		goto free_c;
-	}
-	ret = 0;
-	if (res.cmd_status != -1 && !(WIFEXITED(res.cmd_status) && !WEXITSTATUS(res.cmd_status))) {
-		char st[96];
-
-		/* the recording is complete; the run it recorded failed: say so, exit 3 */
-		run__describe_status(res.cmd_status, st, sizeof(st));
-		fprintf(stderr, "devmemtop record: the command %s (its status is in the "
-			"recording: devmemtop report %s)\n", st, out);
-		ret = EXIT_REC_CMD_FAILED;
-	}
+	dmt_err("%llu snapshots, %llu events, %llu events lost (ring buffer full) -> %s",
+		(unsigned long long)snaps, (unsigned long long)events,
+		(unsigned long long)res.ringbuf_drops, a.out);
+	ret = record_outcome(&a, &res, err);
 free_c:
 	collector__free(c);
 	return ret;

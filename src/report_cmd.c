@@ -19,17 +19,6 @@
 #include "textsafe.h"
 #include "util.h"
 
-struct pool_track {
-	struct dmt_pool_snap first, last;
-	bool in_first;
-};
-
-struct bind_track {
-	struct dmt_binding_snap first, last;
-	bool in_first;
-	int64_t max_held_tokens, max_held_niovs;	/* -1: never known */
-};
-
 /* A process holding frag tokens of a binding, at its peak in the recording. */
 struct holder_track {
 	uint32_t pid, binding_id;
@@ -38,23 +27,18 @@ struct holder_track {
 };
 
 /*
- * The tables hold at most this many pools and bindings: a recording may
- * list any number over time (a crafted one, millions), and each row costs
- * two snapshots of the object. Beyond, objects are counted, not shown.
+ * The tables hold at most objtrack's run caps (OBJRUN_MAX_POOLS pools,
+ * OBJRUN_MAX_BINDINGS bindings): a recording may list any number over time
+ * (a crafted one, millions), and each row costs two snapshots of the
+ * object. Beyond, objects are counted, not shown. The HTML page has the
+ * same caps (html_report.c).
  */
-#define REPORT_MAX_POOLS	16384
-#define REPORT_MAX_BINDINGS	1024
-
 struct report {
-	uint64_t pools_over, binds_over;	/* records of objects past the caps */
-	struct pool_track *pools;	/* indexed like pool_ids */
-	size_t n_pools, cap_pools;
-	struct bind_track *binds;	/* indexed like bind_ids */
-	size_t n_binds, cap_binds;
-	struct objtrack pool_ids, bind_ids;	/* the identity gate --from uses too */
+	struct objrun run;		/* pools and bindings: the identity gate uses too */
 	struct holder_track *holders;
 	size_t n_holders;
 	bool tokens_known;		/* binding_held_by_sockets available at the end */
+	bool tok_avail[2];		/* recvmsg_tokens, dontneed_cost at the end */
 	uint64_t n_snaps, n_events, ev_by_type[16];
 	uint64_t first_ts, last_ts, start_mono;
 	uint64_t drops_first, drops_last, map_full;
@@ -62,46 +46,11 @@ struct report {
 	struct rec_end end;
 };
 
-/* Room for index i in an array of n elements of size sz. */
-static int grow(void **arr, size_t *cap, size_t i, size_t sz)
-{
-	size_t ncap;
-	void *n;
+struct report_args {
+	const char *path, *html, *baseline;
+	bool quiet_events, json;
+};
 
-	if (i < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	n = realloc(*arr, ncap * sz);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
-static int track_pool(struct report *r, const struct dmt_pool_snap *p, bool first_snap)
-{
-	bool created;
-	int i = objtrack__pool(&r->pool_ids, p, &created);
-
-	if (i == -E2BIG) {	/* past the table's cap: counted, not shown */
-		r->pools_over++;
-		return 0;
-	}
-	if (i < 0 || grow((void **)&r->pools, &r->cap_pools, i, sizeof(*r->pools)))
-		return -ENOMEM;
-	if (created) {
-		r->pools[i].first = *p;
-		r->pools[i].last = *p;
-		r->pools[i].in_first = first_snap;
-		r->n_pools = i + 1;
-	} else {
-		objtrack_pool_update(&r->pools[i].last, p);
-	}
-	return 0;
-}
-
-/* Per (pid, binding): the most tokens its sockets held at once. */
 static int track_holders(struct report *r, const struct dmt_snapshot *s)
 {
 	for (size_t i = 0; i < s->n_holders; i++) {
@@ -142,33 +91,6 @@ static int track_holders(struct report *r, const struct dmt_snapshot *s)
 		if (age > t->oldest_age_ns)
 			t->oldest_age_ns = age;
 	}
-	return 0;
-}
-
-static int track_binding(struct report *r, const struct dmt_binding_snap *b, bool first_snap)
-{
-	bool created;
-	int i = objtrack__binding(&r->bind_ids, b, &created);
-
-	if (i == -E2BIG) {	/* past the table's cap: counted, not shown */
-		r->binds_over++;
-		return 0;
-	}
-	if (i < 0 || grow((void **)&r->binds, &r->cap_binds, i, sizeof(*r->binds)))
-		return -ENOMEM;
-	if (created) {
-		r->binds[i].first = *b;
-		r->binds[i].last = *b;
-		r->binds[i].in_first = first_snap;
-		r->binds[i].max_held_tokens = r->binds[i].max_held_niovs = -1;
-		r->n_binds = i + 1;
-	} else {
-		objtrack_binding_update(&r->binds[i].last, b);
-	}
-	if (b->held_tokens > r->binds[i].max_held_tokens)
-		r->binds[i].max_held_tokens = b->held_tokens;
-	if (b->held_by_sockets > r->binds[i].max_held_niovs)
-		r->binds[i].max_held_niovs = b->held_by_sockets;
 	return 0;
 }
 
@@ -221,8 +143,11 @@ static void bar(uint64_t v, uint64_t max)
 		putchar('*');
 }
 
-static void print_log2(const char *title, const struct hist_log2 *h)
+/* unit: "ns" for latencies, "" for counts (tokens) */
+static void print_log2(const char *title, const struct hist_log2 *h, const char *unit)
 {
+	const char *sp = unit[0] ? " " : "";
+
 	uint64_t max = 0, q50 = 0, q99 = 0;
 	int lo = -1, hi = -1;
 
@@ -239,9 +164,9 @@ static void print_log2(const char *title, const struct hist_log2 *h)
 	}
 	hist_log2_quantile(h, 0.5, &q50);
 	hist_log2_quantile(h, 0.99, &q99);
-	printf("    %s: count %llu, avg %.0f ns, p50 <= %llu ns, p99 <= %llu ns\n", title,
-	       (unsigned long long)h->count, (double)h->sum / h->count,
-	       (unsigned long long)q50, (unsigned long long)q99);
+	printf("    %s: count %llu, avg %.0f%s%s, p50 <= %llu%s%s, p99 <= %llu%s%s\n", title,
+	       (unsigned long long)h->count, (double)h->sum / h->count, sp, unit,
+	       (unsigned long long)q50, sp, unit, (unsigned long long)q99, sp, unit);
 	for (int i = lo; i >= 0 && i <= hi; i++) {
 		printf("      %12llu -> %-12llu : %-10llu |",
 		       (unsigned long long)(i ? hist_log2_bound(i - 1) + 1 : 0),
@@ -275,13 +200,8 @@ static void print_batch(const struct hist_batch *h)
 	}
 }
 
-/* What a counter did since first: never a wrapped negative difference. */
-static uint64_t since(uint64_t last, uint64_t first)
-{
-	return last >= first ? last - first : last;
-}
 
-static void print_tables(const struct report *r)
+static void print_summary(const struct report *r)
 {
 	double dur = r->n_snaps > 1 ? (r->last_ts - r->first_ts) / 1e9 : 0;
 	uint64_t drops = r->have_end ? r->end.ringbuf_drops : r->drops_last;
@@ -294,142 +214,172 @@ static void print_tables(const struct report *r)
 	printf("\nlost events (ring buffer full): %llu%s; untracked pools/bindings (map full): %llu\n",
 	       (unsigned long long)drops, drops ? "  <-- events are missing from this recording" : "",
 	       (unsigned long long)r->map_full);
-
-	if (r->pools_over || r->binds_over)
+	if (r->run.pools_over || r->run.binds_over)
 		printf("not shown: %llu pool and %llu binding records of objects past the first "
-		       "%d pools and %d bindings\n", (unsigned long long)r->pools_over,
-		       (unsigned long long)r->binds_over, REPORT_MAX_POOLS, REPORT_MAX_BINDINGS);
-	printf("\npools (%zu):\n", r->n_pools);
+		       "%d pools and %d bindings\n", (unsigned long long)r->run.pools_over,
+		       (unsigned long long)r->run.binds_over, OBJRUN_MAX_POOLS, OBJRUN_MAX_BINDINGS);
+}
+
+/*
+ * A pool's count over the run: "?" never known (light mode, never
+ * located), "N*" counted from the snapshot that located it.
+ */
+static void run_count(char *buf, size_t len, const struct objrun_pool *t, uint64_t v)
+{
+	if (!t->known)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%llu%s", (unsigned long long)v, t->partial ? "*" : "");
+}
+
+static void print_pools(const struct report *r)
+{
+	bool unknown = false, partial = false;
+
+	printf("\npools (%zu):\n", r->run.n_pools);
 	printf("  %-6s %-16s %-8s %-9s %12s %12s %10s %8s %6s %6s %6s\n", "ID", "IFACE", "KIND",
 	       "STATE", "HOLDS", "RELEASES", "INFLIGHT", "REFILLS", "P50", "P99", "MAX");
-	for (size_t i = 0; i < r->n_pools; i++) {
-		const struct pool_track *t = &r->pools[i];
-		struct hist_batch h = t->last.refill;
-		uint64_t holds = t->last.holds, rel = t->last.releases, q50 = 0, q99 = 0;
-		char ifc[80];
+	for (size_t i = 0; i < r->run.n_pools; i++) {
+		const struct objrun_pool *t = &r->run.pools[i];
+		const struct hist_batch *h = &t->run.refill;
+		uint64_t q50 = 0, q99 = 0;
+		char ifc[80], holds[24], rel[24];
 
-		if (t->in_first) {
-			holds = since(holds, t->first.holds);
-			rel = since(rel, t->first.releases);
-			if (hist_batch_sub(&h, &t->last.refill, &t->first.refill))
-				h = t->last.refill;
-		}
-		hist_batch_quantile(&h, 0.5, &q50);
-		hist_batch_quantile(&h, 0.99, &q99);
+		hist_batch_quantile(h, 0.5, &q50);
+		hist_batch_quantile(h, 0.99, &q99);
+		run_count(holds, sizeof(holds), t, t->run.holds);
+		run_count(rel, sizeof(rel), t, t->run.releases);
+		unknown |= !t->known;
+		partial |= t->partial;
 		/* names come from the file (and the kernel before it): escaped */
 		textsafe_col(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?", 16);
-		printf("  %-6u %s %-8s %-9s %12llu %12llu %10lld %8llu %6llu %6llu %6llu\n",
+		printf("  %-6u %s %-8s %-9s %12s %12s %10lld %8llu %6llu %6llu %6llu\n",
 		       t->last.id, ifc,
 		       dmt_kind_name(t->last.kind), dmt_pool_state_name(t->last.state),
-		       (unsigned long long)holds, (unsigned long long)rel,
-		       (long long)t->last.inflight, (unsigned long long)h.count,
+		       holds, rel, (long long)t->last.inflight, (unsigned long long)h->count,
 		       (unsigned long long)q50, (unsigned long long)q99,
-		       (unsigned long long)hist_batch_max(&h));
+		       (unsigned long long)hist_batch_max(h));
 	}
-	printf("\nbindings (%zu):\n", r->n_binds);
-	if (r->n_binds)
+	if (unknown)
+		printf("  ?: holds and releases unknown: light mode never located the pool\n");
+	if (partial)
+		printf("  *: counted from the snapshot that located the pool (light mode), not from "
+		       "the start\n");
+}
+
+static void print_bindings(const struct report *r)
+{
+	printf("\nbindings (%zu):\n", r->run.n_binds);
+	if (r->run.n_binds)
 		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s %10s\n", "ID", "IFACE",
 		       "LAYOUT", "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED",
 		       "LIFETIME");
-	for (size_t i = 0; i < r->n_binds; i++) {
-		const struct bind_track *t = &r->binds[i];
-		uint64_t allocs = since(t->last.alloc_niovs, t->in_first ? t->first.alloc_niovs : 0);
-		uint64_t fails = since(t->last.alloc_fail, t->in_first ? t->first.alloc_fail : 0);
+	for (size_t i = 0; i < r->run.n_binds; i++) {
+		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
 		char occ[16] = "?", unb[24] = "-", leak[24] = "-", niovs[24] = "?", life[24] = "-";
 		/* created -> freed, or -> the end of the recording ("+": still bound) */
-		uint64_t end = t->last.freed_ns ? t->last.freed_ns : r->last_ts;
+		uint64_t end = b->freed_ns ? b->freed_ns : r->last_ts;
 
-		if (t->last.created_ns && end >= t->last.created_ns)
-			snprintf(life, sizeof(life), "%.1fs%s", (end - t->last.created_ns) / 1e9,
-				 t->last.freed_ns ? "" : "+");
-		if (t->last.total_niovs >= 0)
-			snprintf(niovs, sizeof(niovs), "%lld", (long long)t->last.total_niovs);
-		if (t->last.occupancy >= 0)
-			snprintf(occ, sizeof(occ), "%.1f", t->last.occupancy * 100);
-		if (t->last.out_at_unbind >= 0)
-			snprintf(unb, sizeof(unb), "%lld", (long long)t->last.out_at_unbind);
-		if (t->last.out_at_free >= 0)
-			snprintf(leak, sizeof(leak), "%lld", (long long)t->last.out_at_free);
-		printf("  %-6u %-16s %-9s %10s %8s %10llu %8llu %10s %10s %10s\n", t->last.id,
-		       t->last.ifname[0] ? t->last.ifname : "?", t->last.layout, niovs, occ,
-		       (unsigned long long)allocs, (unsigned long long)fails, unb, leak, life);
+		if (b->created_ns && end >= b->created_ns)
+			snprintf(life, sizeof(life), "%.1fs%s", (end - b->created_ns) / 1e9,
+				 b->freed_ns ? "" : "+");
+		if (b->total_niovs >= 0)
+			snprintf(niovs, sizeof(niovs), "%lld", (long long)b->total_niovs);
+		if (b->occupancy >= 0)
+			snprintf(occ, sizeof(occ), "%.1f", b->occupancy * 100);
+		if (b->out_at_unbind >= 0)
+			snprintf(unb, sizeof(unb), "%lld", (long long)b->out_at_unbind);
+		if (b->out_at_free >= 0)
+			snprintf(leak, sizeof(leak), "%lld", (long long)b->out_at_free);
+		printf("  %-6u %-16s %-9s %10s %8s %10llu %8llu %10s %10s %10s\n", b->id,
+		       b->ifname[0] ? b->ifname : "?", b->layout, niovs, occ,
+		       (unsigned long long)run->alloc_niovs, (unsigned long long)run->alloc_fail,
+		       unb, leak, life);
 	}
+}
 
-	if (r->tokens_known) {
-		printf("\nfrag tokens (bindings):\n");
-		printf("  %-6s %10s %10s %10s %12s %12s\n", "ID", "HANDED", "RETURNED", "RELEASED",
-		       "MAX.TOKENS", "MAX.NIOVS");
-		for (size_t i = 0; i < r->n_binds; i++) {
-			const struct bind_track *t = &r->binds[i];
-			char mt[24] = "?", mn[24] = "?";
+static void print_tokens(const struct report *r)
+{
+	printf("\nfrag tokens (bindings):\n");
+	printf("  %-6s %10s %10s %10s %12s %12s\n", "ID", "HANDED", "RETURNED", "RELEASED",
+	       "MAX.TOKENS", "MAX.NIOVS");
+	for (size_t i = 0; i < r->run.n_binds; i++) {
+		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
+		char mt[24] = "?", mn[24] = "?";
 
-			if (t->max_held_tokens >= 0)
-				snprintf(mt, sizeof(mt), "%lld", (long long)t->max_held_tokens);
-			if (t->max_held_niovs >= 0)
-				snprintf(mn, sizeof(mn), "%lld", (long long)t->max_held_niovs);
-			printf("  %-6u %10llu %10llu %10llu %12s %12s%s\n", t->last.id,
-			       (unsigned long long)since(t->last.tok_handed,
-							 t->in_first ? t->first.tok_handed : 0),
-			       (unsigned long long)since(t->last.tok_returned,
-							 t->in_first ? t->first.tok_returned : 0),
-			       (unsigned long long)since(t->last.tok_released,
-							 t->in_first ? t->first.tok_released : 0),
-			       mt, mn, t->last.held_why ? "  (held unknown: " : "");
-			if (t->last.held_why)
-				printf("%s)\n", dmt_held_why_text(t->last.held_why));
-		}
-		printf("\ntoken holders (peak per process and binding, %zu):\n", r->n_holders);
-		if (r->n_holders)
-			printf("  %-8s %-16s %6s %10s %10s %10s\n", "PID", "COMM", "BIND",
-			       "MAX.TOKENS", "NIOVS", "OLDEST");
-		for (size_t i = 0; i < r->n_holders; i++) {
-			const struct holder_track *h = &r->holders[i];
-			char cm[96];
-
-			/* from the file, and any process can name itself anything */
-			textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
-			printf("  %-8u %s %6u %10llu %10llu %9.2fs\n", h->pid, cm, h->binding_id,
-			       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-			       h->oldest_age_ns / 1e9);
-		}
+		if (run->held_tokens >= 0)
+			snprintf(mt, sizeof(mt), "%lld", (long long)run->held_tokens);
+		if (run->held_by_sockets >= 0)
+			snprintf(mn, sizeof(mn), "%lld", (long long)run->held_by_sockets);
+		printf("  %-6u %10llu %10llu %10llu %12s %12s%s\n", b->id,
+		       (unsigned long long)run->tok_handed, (unsigned long long)run->tok_returned,
+		       (unsigned long long)run->tok_released, mt, mn,
+		       b->held_why ? "  (held unknown: " : "");
+		if (b->held_why)
+			printf("%s)\n", dmt_held_why_text(b->held_why));
 	}
+	printf("\ntoken holders (peak per process and binding, %zu):\n", r->n_holders);
+	if (r->n_holders)
+		printf("  %-8s %-16s %6s %10s %10s %10s\n", "PID", "COMM", "BIND",
+		       "MAX.TOKENS", "NIOVS", "OLDEST");
+	for (size_t i = 0; i < r->n_holders; i++) {
+		const struct holder_track *h = &r->holders[i];
+		char cm[96];
+
+		/* from the file, and any process can name itself anything */
+		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
+		printf("  %-8u %s %6u %10llu %10llu %9.2fs\n", h->pid, cm, h->binding_id,
+		       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
+		       h->oldest_age_ns / 1e9);
+	}
+}
+
+static void print_histograms(const struct report *r)
+{
+	const struct dmt_tok_cost *tc = &r->run.tok_run;
+	char ifc[80];
 
 	printf("\nhistograms:\n");
-	for (size_t i = 0; i < r->n_pools; i++) {
-		const struct pool_track *t = &r->pools[i];
-		struct hist_batch h = t->last.refill;
-		char ifc[80];
+	for (size_t i = 0; i < r->run.n_pools; i++) {
+		const struct objrun_pool *t = &r->run.pools[i];
 
-		if (t->in_first && hist_batch_sub(&h, &t->last.refill, &t->first.refill))
-			h = t->last.refill;
-		if (!h.count)
+		if (!t->run.refill.count)
 			continue;
 		printf("  pool %u (%s):\n", t->last.id,
 		       textsafe_str(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?"));
-		print_batch(&h);
+		print_batch(&t->run.refill);
 	}
-	for (size_t i = 0; i < r->n_binds; i++) {
-		const struct bind_track *t = &r->binds[i];
-		struct hist_log2 a = t->last.alloc_lat_ns, n = t->last.alloc_lat_niov_ns,
-				 f = t->last.free_lat_ns;
-		char ifc[80];
+	for (size_t i = 0; i < r->run.n_binds; i++) {
+		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
 
-		if (t->in_first) {
-			if (hist_log2_sub(&a, &t->last.alloc_lat_ns, &t->first.alloc_lat_ns))
-				a = t->last.alloc_lat_ns;
-			if (hist_log2_sub(&n, &t->last.alloc_lat_niov_ns, &t->first.alloc_lat_niov_ns))
-				n = t->last.alloc_lat_niov_ns;
-			if (hist_log2_sub(&f, &t->last.free_lat_ns, &t->first.free_lat_ns))
-				f = t->last.free_lat_ns;
-		}
-		if (!a.count && !n.count && !f.count)
+		if (!run->alloc_lat_ns.count && !run->alloc_lat_niov_ns.count &&
+		    !run->free_lat_ns.count)
 			continue;
-		printf("  binding %u (%s):\n", t->last.id,
-		       textsafe_str(ifc, sizeof(ifc), t->last.ifname));
-		print_log2("alloc latency", &a);
-		print_log2("alloc latency per niov", &n);
-		print_log2("free latency", &f);
+		printf("  binding %u (%s):\n", b->id, textsafe_str(ifc, sizeof(ifc), b->ifname));
+		print_log2("alloc latency", &run->alloc_lat_ns, "ns");
+		print_log2("alloc latency per niov", &run->alloc_lat_niov_ns, "ns");
+		print_log2("free latency", &run->free_lat_ns, "ns");
 	}
+	if ((r->tok_avail[0] && tc->per_recvmsg.count) ||
+	    (r->tok_avail[1] && (tc->per_dontneed.count || tc->dontneed_ns.count)))
+		printf("  frag tokens:\n");
+	if (r->tok_avail[0])
+		print_log2("tokens per recvmsg", &tc->per_recvmsg, "");
+	if (r->tok_avail[1]) {
+		print_log2("tokens per DONTNEED call", &tc->per_dontneed, "");
+		print_log2("DONTNEED latency", &tc->dontneed_ns, "ns");
+		print_log2("DONTNEED latency per token", &tc->dontneed_ns_token, "ns");
+	}
+}
+
+static void print_tables(const struct report *r)
+{
+	print_summary(r);
+	print_pools(r);
+	print_bindings(r);
+	if (r->tokens_known)
+		print_tokens(r);
+	print_histograms(r);
 }
 
 static void print_meta(const char *path, const struct rec_meta *m)
@@ -471,60 +421,169 @@ static void report_error(const struct rec_reader *rd)
 		textsafe_str(esc, sizeof(esc), rec_reader__error(rd)));
 }
 
-int cmd_report(int argc, char **argv)
+static void report_usage(void)
 {
-	const struct rec_meta *m;
-	struct report r = { .pool_ids.max = REPORT_MAX_POOLS, .bind_ids.max = REPORT_MAX_BINDINGS };
-	struct rec_reader *rd;
-	bool quiet_events = false, printed_hdr = false, json = false;
-	struct rec_item it;
-	const char *path = NULL, *html = NULL, *baseline = NULL;
-	int ret, err = 0;
+	printf("Usage: devmemtop report [--no-events | --json] FILE\n"
+	       "       devmemtop report FILE --html OUT [--baseline BASE]\n\n"
+	       "Print a recording made by 'devmemtop record': header, metric\n"
+	       "availability, events, pool and binding tables and histograms.\n"
+	       "--json prints every snapshot instead, one JSON object a line, in\n"
+	       "the schema of 'devmemtop --json' (docs/json-schema.md).\n"
+	       "--html OUT writes one self-contained HTML page (facts, time series,\n"
+	       "every histogram as bars); --baseline BASE overlays another recording.\n"
+	       "Exits 1 when the file is damaged (after printing what it could read).\n\n"
+	       "Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
+}
 
+/* 0 parsed, 1 help printed, 2 usage error (said on stderr). */
+static int parse_report_args(int argc, char **argv, struct report_args *a)
+{
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("Usage: devmemtop report [--no-events | --json] FILE\n"
-			       "       devmemtop report FILE --html OUT [--baseline BASE]\n\n"
-			       "Print a recording made by 'devmemtop record': header, metric\n"
-			       "availability, events, pool and binding tables and histograms.\n"
-			       "--json prints every snapshot instead, one JSON object a line, in\n"
-			       "the schema of 'devmemtop --json' (docs/json-schema.md).\n"
-			       "--html OUT writes one self-contained HTML page (facts, time series,\n"
-			       "every histogram as bars); --baseline BASE overlays another recording.\n"
-			       "Exits 1 when the file is damaged (after printing what it could read).\n\n"
-			       "Full manual: man devmemtop (devmemtop(8)); docs/gate.md.\n");
-			return 0;
+			report_usage();
+			return 1;
 		} else if (!strcmp(argv[i], "--no-events")) {
-			quiet_events = true;
+			a->quiet_events = true;
 		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
+			a->json = true;
 		} else if (!strcmp(argv[i], "--html") || !strcmp(argv[i], "--baseline")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "devmemtop report: %s needs a file\n", argv[i]);
 				return 2;
 			}
-			*(argv[i][2] == 'h' ? &html : &baseline) = argv[i + 1];
-			i++;
-		} else if (argv[i][0] == '-' || path) {
+			if (!strcmp(argv[i], "--html"))
+				a->html = argv[++i];
+			else
+				a->baseline = argv[++i];
+		} else if (argv[i][0] == '-' || a->path) {
 			fprintf(stderr, "devmemtop report: unexpected argument '%s' "
 				"(usage: devmemtop report [--no-events | --json] FILE)\n", argv[i]);
 			return 2;
 		} else {
-			path = argv[i];
+			a->path = argv[i];
 		}
 	}
-	if (!path) {
+	if (!a->path) {
 		fprintf(stderr, "devmemtop report: which recording? (usage: devmemtop report FILE)\n");
 		return 2;
 	}
-	if (html || baseline)
-		return html_report__cmd(path, baseline, html, json || quiet_events);
-	rd = rec_reader__open(path);
+	return 0;
+}
+
+/* report --json: one snapshot a line. 0 or -ENOMEM; a failed write stops it. */
+static int print_json(struct rec_item *it)
+{
+	struct json_object *o = json_snapshot(it->snap);
+
+	snapshot__free(it->snap);
+	if (!o)
+		return -ENOMEM;
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return 0;
+}
+
+static int add_snapshot(struct report *r, const struct dmt_snapshot *s)
+{
+	int err;
+
+	if (!r->n_snaps) {
+		r->first_ts = s->ts_ns;
+		r->drops_first = s->ringbuf_drops;
+	}
+	err = objrun__add(&r->run, s) ?: track_holders(r, s);
+	r->tokens_known = s->avail[DMT_M_BIND_HELD_BY_SOCKETS].available;
+	r->tok_avail[0] = s->avail[DMT_M_RECVMSG_TOKENS].available;
+	r->tok_avail[1] = s->avail[DMT_M_DONTNEED_COST].available;
+	r->last_ts = s->ts_ns;
+	r->drops_last = s->ringbuf_drops;
+	r->map_full = s->map_full;
+	r->n_snaps++;
+	return err;
+}
+
+/* Every frame of the recording; returns the reader's status, *err -errno. */
+static int read_all(struct rec_reader *rd, struct report *r, const struct report_args *a,
+		    int *err)
+{
+	bool printed_hdr = false;
+	struct rec_item it;
+	int ret = 0;
+
+	while (!*err && (ret = rec_reader__next(rd, &it)) > 0) {
+		if (a->json) {
+			if (it.type == REC_SNAPSHOT && (*err = print_json(&it)) == 0 &&
+			    ferror(stdout))
+				break;	/* main() says why */
+			continue;
+		}
+		switch (it.type) {
+		case REC_EVENT:
+			r->n_events++;
+			if (it.ev.type < ARRAY_SIZE(r->ev_by_type))
+				r->ev_by_type[it.ev.type]++;
+			if (a->quiet_events)
+				break;
+			if (!printed_hdr) {
+				printf("\nevents:\n");
+				printed_hdr = true;
+			}
+			print_event(r, &it.ev);
+			break;
+		case REC_SNAPSHOT:
+			*err = add_snapshot(r, it.snap);
+			snapshot__free(it.snap);
+			break;
+		case REC_END:
+			r->have_end = true;
+			r->end = it.end;
+			break;
+		default:
+			break;
+		}
+	}
+	return *err ? 0 : ret;
+}
+
+static void print_end(const struct report *r)
+{
+	static const char *const why[] = { "duration elapsed", "command exited",
+					   "signal", "error (command did not start or collection failed)" };
+
+	printf("\nend: %s", why[r->end.reason]);
+	if (r->end.exit_status != -1) {
+		char st[96];
+
+		run__describe_status(r->end.exit_status, st, sizeof(st));
+		printf(" (command %s)", st);
+	}
+	printf("; writer counted %llu snapshots, %llu events\n",
+	       (unsigned long long)r->end.n_snapshots, (unsigned long long)r->end.n_events);
+	if (r->end.n_snapshots != r->n_snaps || r->end.n_events != r->n_events)
+		printf("warning: read %llu snapshots and %llu events, the writer counted "
+		       "differently\n", (unsigned long long)r->n_snaps,
+		       (unsigned long long)r->n_events);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	const struct rec_meta *m;
+	struct report r = {};
+	struct report_args a = {};
+	struct rec_reader *rd;
+	int ret, err = 0;
+
+	ret = parse_report_args(argc, argv, &a);
+	if (ret)
+		return ret == 1 ? 0 : 2;
+	if (a.html || a.baseline)
+		return html_report__cmd(a.path, a.baseline, a.html, a.json || a.quiet_events);
+	rd = rec_reader__open(a.path);
 	if (!rd) {
 		char esc[1024];
 
 		fprintf(stderr, "devmemtop report: cannot open %s: %s\n",
-			textsafe_str(esc, sizeof(esc), path), strerror(errno));
+			textsafe_str(esc, sizeof(esc), a.path), strerror(errno));
 		return 2;
 	}
 	m = rec_reader__meta(rd);
@@ -533,103 +592,21 @@ int cmd_report(int argc, char **argv)
 		rec_reader__free(rd);
 		return 1;
 	}
-	if (!json)
-		print_meta(path, m);
+	if (!a.json)
+		print_meta(a.path, m);
 	r.start_mono = m->start_mono_ns;
-	while ((ret = rec_reader__next(rd, &it)) > 0) {
-		if (json) {
-			if (it.type == REC_SNAPSHOT) {
-				struct json_object *o = json_snapshot(it.snap);
-
-				snapshot__free(it.snap);
-				if (!o) {
-					err = -ENOMEM;
-					break;
-				}
-				puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-				json_object_put(o);
-				if (ferror(stdout))
-					break;	/* main() says why */
-			}
-			continue;
-		}
-		switch (it.type) {
-		case REC_EVENT:
-			r.n_events++;
-			if (it.ev.type < ARRAY_SIZE(r.ev_by_type))
-				r.ev_by_type[it.ev.type]++;
-			if (quiet_events)
-				break;
-			if (!printed_hdr) {
-				printf("\nevents:\n");
-				printed_hdr = true;
-			}
-			print_event(&r, &it.ev);
-			break;
-		case REC_SNAPSHOT:
-			if (!r.n_snaps) {
-				r.first_ts = it.snap->ts_ns;
-				r.drops_first = it.snap->ringbuf_drops;
-			}
-			for (size_t i = 0; !err && i < it.snap->n_pools; i++)
-				err = track_pool(&r, &it.snap->pools[i], !r.n_snaps);
-			for (size_t i = 0; !err && i < it.snap->n_bindings; i++)
-				err = track_binding(&r, &it.snap->bindings[i], !r.n_snaps);
-			if (!err)
-				err = track_holders(&r, it.snap);
-			r.tokens_known = it.snap->avail[DMT_M_BIND_HELD_BY_SOCKETS].available;
-			r.last_ts = it.snap->ts_ns;
-			r.drops_last = it.snap->ringbuf_drops;
-			r.map_full = it.snap->map_full;
-			r.n_snaps++;
-			snapshot__free(it.snap);
-			break;
-		case REC_END:
-			r.have_end = true;
-			r.end = it.end;
-			break;
-		default:
-			break;
-		}
-		if (err)
-			break;
-	}
-	if (!json)
+	ret = read_all(rd, &r, &a, &err);
+	if (!a.json)
 		print_tables(&r);
-	if (!json && r.have_end) {
-		static const char *const why[] = { "duration elapsed", "command exited",
-						   "signal", "error (command did not start or collection failed)" };
-
-		printf("\nend: %s", why[r.end.reason]);
-		if (r.end.exit_status != -1) {
-			char st[96];
-
-			run__describe_status(r.end.exit_status, st, sizeof(st));
-			printf(" (command %s)", st);
-		}
-		printf("; writer counted %llu snapshots, %llu events\n",
-		       (unsigned long long)r.end.n_snapshots, (unsigned long long)r.end.n_events);
-		if (r.end.n_snapshots != r.n_snaps || r.end.n_events != r.n_events)
-			printf("warning: read %llu snapshots and %llu events, the writer counted "
-			       "differently\n", (unsigned long long)r.n_snaps,
-			       (unsigned long long)r.n_events);
-	}
+	if (!a.json && r.have_end)
+		print_end(&r);
 	out_flush(stdout);	/* keeps the reason of a failed write for main() */
-	free(r.pools);
-	free(r.binds);
+	objrun__fini(&r.run);
 	free(r.holders);
-	objtrack__fini(&r.pool_ids);
-	objtrack__fini(&r.bind_ids);
-	if (err) {
+	if (err)
 		fprintf(stderr, "devmemtop report: %s\n", strerror(-err));
-		rec_reader__free(rd);
-		return 2;
-	}
-	if (ret < 0) {
+	else if (ret < 0)
 		report_error(rd);
-		rec_reader__free(rd);
-		return 1;
-	}
 	rec_reader__free(rd);
-	return 0;
+	return err ? 2 : ret < 0 ? 1 : 0;
 }

@@ -59,6 +59,17 @@ static void usage(FILE *f)
 "Full manual: man devmemtop (devmemtop(8)).\n");
 }
 
+static int parse_sort(const char *s, enum top_sort *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++) {
+		if (!strcmp(s, sort_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
@@ -125,26 +136,14 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 			o->binding = v;
 			break;
 		case 's':
-			o->sort = -1;
-			for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++)
-				if (!strcmp(optarg, sort_names[i]))
-					o->sort = i;
-			if ((int)o->sort < 0) {
+			if (parse_sort(optarg, &o->sort)) {
 				snprintf(err, errlen, "bad sort key '%s': holds, inflight, id, batch or iface",
 					 optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto"))
-				o->force_mode = -1;
-			else if (!strcmp(optarg, "fentry"))
-				o->force_mode = DMT_MODE_FENTRY;
-			else if (!strcmp(optarg, "tp"))
-				o->force_mode = DMT_MODE_TP_ONLY;
-			else if (!strcmp(optarg, "light"))
-				o->force_mode = DMT_MODE_LIGHT;
-			else {
+			if (parse_mode(optarg, true, &o->force_mode)) {
 				snprintf(err, errlen, "bad mode '%s': auto, fentry, tp or light",
 					 optarg);
 				return -EINVAL;
@@ -533,21 +532,18 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 	}
 }
 
-static void render(const struct top_opts *o, const struct dmt_snapshot *s,
-		   const struct dmt_snapshot *prev, const struct ev_log *ev, struct lines *l,
-		   bool paused, size_t *matched)
+/* The header: totals over what the filter selects, mode, what is missing. */
+static size_t render_header(const struct top_opts *o, const struct dmt_snapshot *s,
+			    const struct dmt_pool_snap **sel, size_t n_sel, bool paused,
+			    struct lines *l)
 {
-	const struct dmt_pool_snap **sel = calloc(s->n_pools + 1, sizeof(*sel));
 	double hold_rate = 0, rel_rate = 0;
-	size_t n_sel, alive = 0, zombie = 0, nb = 0;
+	size_t alive = 0, zombie = 0, nb = 0;
 	int64_t inflight = 0;
 	char ts[32], unav[1024];
 	time_t now = s->wall_ns / 1000000000ULL;
 	struct tm tm;
 
-	if (!sel)
-		return;
-	n_sel = select_pools(o, s, sel);
 	for (size_t i = 0; i < n_sel; i++) {
 		hold_rate += sel[i]->hold_rate;
 		rel_rate += sel[i]->release_rate;
@@ -557,7 +553,6 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	}
 	for (size_t i = 0; i < s->n_bindings; i++)
 		nb += top_binding_match(o, &s->bindings[i]);
-	*matched += n_sel + nb;
 	localtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
 
@@ -584,12 +579,12 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 	}
 	lines_add(l, "%s", "");
 	l->header_lines = l->n;
-	/* nothing to show at all: say how to get traffic, not two empty tables */
-	if (!s->n_pools && !s->n_bindings && !o->iface[0] && !o->binding) {
-		lines_add(l, "%s", TOP_NO_POOL_HINT);
-		goto events;
-	}
+	return nb;
+}
 
+static void render_bindings(const struct top_opts *o, const struct dmt_snapshot *s,
+			    const struct dmt_snapshot *prev, struct lines *l)
+{
 	lines_add(l, "%-5s %-10s %6s %5s %8s %8s %8s %8s %6s %9s %6s %8s %8s %8s %6s",
 		  "BIND", "IFACE", "SIZE", "NIOV", "TOTAL", "FREE", "INPOOLS", "SOCKETS", "OCC%",
 		  "ALLOC/s", "FAILS", "ALAT.p50", "ALAT.p99", "FLAT.p99", "LEAK");
@@ -628,8 +623,10 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 			  b->alive ? (b->unbound ? " unbound" : "") : " freed");
 		lines_row(l, TOP_SEL_BINDING, b->id, 0);
 	}
-	render_holders(s, l);
-	lines_add(l, "%s", "");
+}
+
+static void render_pools(const struct dmt_pool_snap **sel, size_t n_sel, struct lines *l)
+{
 	lines_add(l, "%-6s %-12s %-12s %3s %6s %-6s %5s %-9s %9s %9s %9s %6s %6s %-10s",
 		  "POOL", "IFACE", "NETNS", "Q", "NAPI", "KIND", "BIND", "STATE", "HOLD/s", "REL/s",
 		  "INFLIGHT", "B.p50", "B.max", "SOURCE");
@@ -661,18 +658,43 @@ static void render(const struct top_opts *o, const struct dmt_snapshot *s,
 			  dmt_attr_src_name(p->attr_src));
 		lines_row(l, TOP_SEL_POOL, p->id, p->addr);
 	}
-events:
-	if (ev && ev->n) {
-		lines_add(l, "%s", "");
-		lines_add(l, "EVENTS");
-		for (unsigned int i = 0; i < ev->n; i++) {
-			if (ev->repeat[i] > 1)
-				lines_add(l, "%s (x%llu)", ev->line[i],
-					  (unsigned long long)ev->repeat[i]);
-			else
-				lines_add(l, "%s", ev->line[i]);
-		}
+}
+
+static void render_events(const struct ev_log *ev, struct lines *l)
+{
+	if (!ev || !ev->n)
+		return;
+	lines_add(l, "%s", "");
+	lines_add(l, "EVENTS");
+	for (unsigned int i = 0; i < ev->n; i++) {
+		if (ev->repeat[i] > 1)
+			lines_add(l, "%s (x%llu)", ev->line[i], (unsigned long long)ev->repeat[i]);
+		else
+			lines_add(l, "%s", ev->line[i]);
 	}
+}
+
+static void render(const struct top_opts *o, const struct dmt_snapshot *s,
+		   const struct dmt_snapshot *prev, const struct ev_log *ev, struct lines *l,
+		   bool paused, size_t *matched)
+{
+	const struct dmt_pool_snap **sel = calloc(s->n_pools + 1, sizeof(*sel));
+	size_t n_sel;
+
+	if (!sel)
+		return;
+	n_sel = select_pools(o, s, sel);
+	*matched += n_sel + render_header(o, s, sel, n_sel, paused, l);
+	/* nothing to show at all: say how to get traffic, not two empty tables */
+	if (!s->n_pools && !s->n_bindings && !o->iface[0] && !o->binding) {
+		lines_add(l, "%s", TOP_NO_POOL_HINT);
+	} else {
+		render_bindings(o, s, prev, l);
+		render_holders(s, l);
+		lines_add(l, "%s", "");
+		render_pools(sel, n_sel, l);
+	}
+	render_events(ev, l);
 	free(sel);
 }
 
@@ -754,169 +776,206 @@ static void log_to_stderr(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* One run of the live view, -b or --json. */
+struct top_run {
+	struct top_opts o;
+	struct collector *c;
+	struct top_ui *tui;		/* the live view only */
+	struct dmt_snapshot *prev;
+	struct ev_log evl;
+	bool ui, help, paused;
+	size_t matched;			/* objects the filter matched, over the run */
+};
+
+/* Collector, first snapshot (say once what is unavailable), terminal: 0 or -errno. */
+static int top_start(struct top_run *r)
+{
+	struct collector_opts copts = {
+		.log = log_to_stderr, .verbosity = r->o.verbose, .force_mode = r->o.force_mode,
+		.light_window_ms = r->o.light_window_ms, .light_period_ms = r->o.light_period_ms,
+		.no_netlink = r->o.no_netlink, .enable_bpf_stats = r->o.bpf_stats,
+		.events = !r->o.json,		/* the view lists recent events */
+	};
+	char why[512] = "", unav[1024];
+	int e;
+
+	copts.errbuf = why;
+	copts.errlen = sizeof(why);
+	r->c = collector__new(&copts);
+	if (!r->c) {
+		e = -errno;
+		dmt_err("%s", why[0] ? why : strerror(-e));
+		return e;
+	}
+	e = collector__snapshot(r->c, &r->prev);
+	if (e) {
+		dmt_err("snapshot failed: %s", strerror(-e));
+		return e;
+	}
+	top_unavailable_summary(r->prev, unav, sizeof(unav));
+	if (unav[0] && !r->o.json)
+		dmt_err("%s mode; unavailable: %s", dmt_mode_name(r->prev->mode), unav);
+	if (!r->ui)
+		return 0;
+	r->tui = top_ui__new();
+	if (!r->tui) {
+		dmt_err("out of memory");
+		return -ENOMEM;
+	}
+	setlocale(LC_ALL, "");
+	initscr();
+	set_escdelay(25);	/* Esc leaves the detail pane at once */
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(100);		/* keys are polled: 10 wake-ups a second in the live view */
+	return 0;
+}
+
+static void top_end_ui(struct top_run *r)
+{
+	if (r->ui)
+		endwin();
+	r->ui = false;
+}
+
+/* The live view between snapshots: keys until the deadline (or forever, paused). */
+static void top_keys(struct top_run *r, uint64_t deadline)
+{
+	while (!exiting) {
+		struct lines l = {};
+		int ch = getch();
+
+		if (ch == 'q' || ch == 'Q') {
+			exiting = 1;
+			break;
+		}
+		if (ch == 's')
+			r->o.sort = (r->o.sort + 1) % ARRAY_SIZE(sort_names);
+		else if (ch >= '1' && ch <= '5')
+			r->o.sort = ch - '1';
+		else if (ch == 'h' || ch == '?')
+			r->help = !r->help;
+		else if (ch == 'p')
+			r->paused = !r->paused;
+		if (ch != ERR && r->prev) {
+			render(&r->o, r->prev, NULL, &r->evl, &l, r->paused, &r->matched);
+			top_ui__fix_selection(r->tui, l.rows, l.n_rows);
+			top_ui__key(r->tui, ch, l.rows, l.n_rows);
+			draw(&l, r->help, r->tui, r->prev);
+			lines_free(&l);
+		}
+		if (now_mono_ns() >= deadline && !r->paused)
+			break;
+	}
+}
+
+/* One snapshot out: JSON, text, or the screen. 0, or -EIO when stdout failed. */
+static int top_show(struct top_run *r, const struct dmt_snapshot *s)
+{
+	struct lines l = {};
+
+	if (r->o.json) {
+		print_json(s);
+		for (size_t i = 0; i < s->n_pools; i++)
+			r->matched += top_pool_match(&r->o, &s->pools[i]);
+		for (size_t i = 0; i < s->n_bindings; i++)
+			r->matched += top_binding_match(&r->o, &s->bindings[i]);
+	} else {
+		render(&r->o, s, r->prev, &r->evl, &l, r->paused, &r->matched);
+		if (r->ui) {
+			top_ui__feed(r->tui, s);
+			top_ui__fix_selection(r->tui, l.rows, l.n_rows);
+			draw(&l, r->help, r->tui, s);
+		} else {
+			for (size_t i = 0; i < l.n; i++)
+				puts(l.v[i]);
+			putchar('\n');
+		}
+		lines_free(&l);
+	}
+	/* a full disk or closed stdout ends the run; main() says why */
+	return !r->ui && out_flush(stdout) ? -EIO : 0;
+}
+
+/* Snapshot every interval until a signal, q, -n or an error: 0, 1 on error. */
+static int top_loop(struct top_run *r)
+{
+	struct dmt_snapshot *s = NULL;
+	uint64_t n = 0;
+	int e;
+
+	while (!exiting) {
+		uint64_t deadline = now_mono_ns() + r->o.interval_ns;
+
+		if (r->ui)
+			top_keys(r, deadline);
+		else
+			wait_batch(deadline);
+		if (exiting)
+			break;
+		if (!r->o.json)
+			collector__poll_events(r->c, 0, ev_log_add, &r->evl);
+		e = collector__snapshot(r->c, &s);
+		if (e) {
+			top_end_ui(r);
+			dmt_err("snapshot failed: %s", strerror(-e));
+			return 1;
+		}
+		e = top_show(r, s);
+		snapshot__free(r->prev);
+		r->prev = s;
+		if (e)
+			return 1;
+		if (r->o.count && ++n >= r->o.count)
+			break;
+	}
+	return 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
-	struct collector_opts copts = {};
-	struct dmt_snapshot *s = NULL, *prev = NULL;
-	struct ev_log evl = {};
-	struct collector *c = NULL;
-	struct top_ui *tui = NULL;
-	struct top_opts o;
-	bool ui, help = false, paused = false;
-	size_t matched = 0;
-	uint64_t n = 0;
-	char err[256], unav[1024];
-	int ret = 1, e;
+	struct top_run r = {};
+	char err[256];
+	int ret = 1;
 
-	if (top_parse_args(argc, argv, &o, err, sizeof(err))) {
-		fprintf(stderr, "devmemtop: %s\n", err);
+	if (top_parse_args(argc, argv, &r.o, err, sizeof(err))) {
+		dmt_err("%s", err);
 		return 2;
 	}
-	if (o.help) {
+	if (r.o.help) {
 		usage(stdout);
 		return 0;
 	}
-	ui = !o.batch && !o.json;
-	if (ui && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
-		fprintf(stderr, "devmemtop: not a terminal: use -b (text) or --json\n");
+	r.ui = !r.o.batch && !r.o.json;
+	if (r.ui && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
+		dmt_err("not a terminal: use -b (text) or --json");
 		return 2;
 	}
-	dmt_verbosity = o.verbose;
-	copts.log = log_to_stderr;
-	copts.verbosity = o.verbose;
-	copts.force_mode = o.force_mode;
-	copts.light_window_ms = o.light_window_ms;
-	copts.light_period_ms = o.light_period_ms;
-	copts.no_netlink = o.no_netlink;
-	copts.enable_bpf_stats = o.bpf_stats;
-	copts.events = !o.json;		/* the view lists recent events */
-
+	dmt_verbosity = r.o.verbose;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 
-	c = collector__new(&copts);
-	if (!c)
-		return 1;	/* collector__new printed the one-line reason */
-	/* say once what cannot be measured here, and why */
-	e = collector__snapshot(c, &prev);
-	if (e) {
-		fprintf(stderr, "devmemtop: snapshot failed: %s\n", strerror(-e));
+	if (top_start(&r))
 		goto cleanup;
-	}
-	top_unavailable_summary(prev, unav, sizeof(unav));
-	if (unav[0] && !o.json)
-		fprintf(stderr, "devmemtop: %s mode; unavailable: %s\n", dmt_mode_name(prev->mode),
-			unav);
-	if (ui) {
-		tui = top_ui__new();
-		if (!tui) {
-			fprintf(stderr, "devmemtop: out of memory\n");
-			goto cleanup;
-		}
-		setlocale(LC_ALL, "");
-		initscr();
-		set_escdelay(25);	/* Esc leaves the detail pane at once */
-		cbreak();
-		noecho();
-		keypad(stdscr, TRUE);
-		curs_set(0);
-		timeout(100);
-	}
-	while (!exiting) {
-		uint64_t deadline = now_mono_ns() + o.interval_ns;
-		struct lines l = {};
-
-		while (ui && !exiting) {
-			int ch = getch();
-
-			if (ch == 'q' || ch == 'Q') {
-				exiting = 1;
-				break;
-			}
-			if (ch == 's')
-				o.sort = (o.sort + 1) % ARRAY_SIZE(sort_names);
-			else if (ch >= '1' && ch <= '5')
-				o.sort = ch - '1';
-			else if (ch == 'h' || ch == '?')
-				help = !help;
-			else if (ch == 'p')
-				paused = !paused;
-			if (ch != ERR && prev) {
-				render(&o, prev, NULL, &evl, &l, paused, &matched);
-				top_ui__fix_selection(tui, l.rows, l.n_rows);
-				top_ui__key(tui, ch, l.rows, l.n_rows);
-				draw(&l, help, tui, prev);
-				lines_free(&l);
-			}
-			if (now_mono_ns() >= deadline && !paused)
-				break;
-		}
-		if (!ui)
-			wait_batch(deadline);
-		if (exiting)
-			break;
-		if (!o.json)
-			collector__poll_events(c, 0, ev_log_add, &evl);
-		e = collector__snapshot(c, &s);
-		if (e) {
-			if (ui)
-				endwin();
-			ui = false;
-			fprintf(stderr, "devmemtop: snapshot failed: %s\n", strerror(-e));
-			goto cleanup;
-		}
-		if (o.json) {
-			print_json(s);
-			for (size_t i = 0; i < s->n_pools; i++)
-				matched += top_pool_match(&o, &s->pools[i]);
-			for (size_t i = 0; i < s->n_bindings; i++)
-				matched += top_binding_match(&o, &s->bindings[i]);
-		} else {
-			render(&o, s, prev, &evl, &l, paused, &matched);
-			if (ui) {
-				top_ui__feed(tui, s);
-				top_ui__fix_selection(tui, l.rows, l.n_rows);
-				draw(&l, help, tui, s);
-			} else {
-				for (size_t i = 0; i < l.n; i++)
-					puts(l.v[i]);
-				putchar('\n');
-			}
-			lines_free(&l);
-		}
-		/* a full disk or closed stdout ends the run; main() says why */
-		if (!ui && out_flush(stdout)) {
-			ret = 1;
-			goto cleanup;
-		}
-		snapshot__free(prev);
-		prev = s;
-		s = NULL;
-		if (o.count && ++n >= o.count)
-			break;
-	}
-	ret = 0;
-	if ((o.iface[0] || o.binding) && !matched) {
-		if (ui) {
-			endwin();
-			ui = false;
-		}
+	ret = top_loop(&r);
+	if (!ret && (r.o.iface[0] || r.o.binding) && !r.matched) {
 		char bid[24] = "", ifc[4 * DMT_IFNAMSIZ];
 
-		if (o.binding)
-			snprintf(bid, sizeof(bid), " --binding %u", o.binding);
-		fprintf(stderr, "devmemtop: no page pool or binding matched the filter%s%s%s\n",
-			o.iface[0] ? " --iface " : "",
-			textsafe_str(ifc, sizeof(ifc), o.iface), bid);
+		top_end_ui(&r);
+		if (r.o.binding)
+			snprintf(bid, sizeof(bid), " --binding %u", r.o.binding);
+		dmt_err("no page pool or binding matched the filter%s%s%s",
+			r.o.iface[0] ? " --iface " : "", textsafe_str(ifc, sizeof(ifc), r.o.iface),
+			bid);
 		ret = 1;
 	}
 cleanup:
-	if (ui)
-		endwin();
-	snapshot__free(s);
-	snapshot__free(prev);
-	collector__free(c);
-	top_ui__free(tui);
+	top_end_ui(&r);
+	snapshot__free(r.prev);
+	collector__free(r.c);
+	top_ui__free(r.tui);
 	return ret;
 }

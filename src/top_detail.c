@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "hist.h"
+#include "objtrack.h"
 #include "top_detail.h"
 #include "util.h"
 
@@ -65,11 +66,14 @@ void top_ui__free(struct top_ui *u)
 	free(u);
 }
 
+/* A pool is the one objtrack says (report and gate agree on it). */
 static bool same(const struct top_sel *a, enum top_sel_kind kind, uint32_t id, uint64_t addr)
 {
-	if (a->kind != kind || a->id != id)
+	if (a->kind != kind)
 		return false;
-	return kind != TOP_SEL_POOL || id || a->addr == addr;
+	if (kind == TOP_SEL_POOL)
+		return objtrack_same_pool_key(a->id, a->addr, id, addr);
+	return a->id == id;
 }
 
 static struct obj_hist *find_hist(struct top_ui *u, enum top_sel_kind kind, uint32_t id,

@@ -24,15 +24,11 @@ Prints "devmemtop: N passed, N failed, N skipped"; exit 1 if anything failed.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assert_lab import Checks  # noqa: E402  one PASS/FAIL/SKIP printer for the lab
+from labcheck import DEVMEMTOP, REPO, Checks, gate_from  # noqa: E402  the lab's shared helpers
 from assert_tokens import token_identities  # noqa: E402  issue 11: frag token identities
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DEVMEMTOP = os.environ.get("DEVMEMTOP_BIN", os.path.join(REPO, "build", "devmemtop"))
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
 
 
@@ -63,24 +59,6 @@ def last_json(path):
         return json.loads(lines[-1]) if lines else None
     except (OSError, ValueError):
         return None
-
-
-def gate_from(spec, rec, d, junit=True):
-    """devmemtop gate --spec SPEC --from REC, its output in D/gate.txt, its
-    JSON result in D/gate.json (and JUnit in D/gate.xml). Returns (result,
-    exit status, error): result None with the error when there is no JSON."""
-    out = os.path.join(d, "gate.json")
-    cmd = [DEVMEMTOP, "gate", "--spec", spec, "--from", rec, "--json", out]
-    if junit:
-        cmd += ["--junit", os.path.join(d, "gate.xml")]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    with open(os.path.join(d, "gate.txt"), "w") as f:
-        f.write(p.stdout)
-    try:
-        with open(out) as f:
-            return json.load(f), p.returncode, None
-    except (OSError, ValueError) as e:
-        return None, p.returncode, e
 
 
 def gate(c, d, scenario, has_patched_only):

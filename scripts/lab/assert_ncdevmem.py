@@ -37,8 +37,8 @@ import sys
 
 sys.dont_write_bytecode = True	# no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assert_lab import Checks, check_trace, read  # noqa: E402
-from assert_devmemtop import DEVMEMTOP, REPO, gate_from, last_json, snapshots  # noqa: E402
+from labcheck import DEVMEMTOP, REPO, Checks, check_trace, gate_from, read  # noqa: E402
+from assert_devmemtop import last_json, snapshots  # noqa: E402
 
 SPEC = os.path.join(REPO, "specs", "lab-ncdevmem.yaml")
 BOUND_FIRST, BOUND_COUNT = 8, 8		# ncdevmem's defaults: -t 8 -q 8

@@ -20,8 +20,9 @@ import statistics
 import subprocess
 import sys
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DEVMEMTOP = os.environ.get("DEVMEMTOP_BIN", os.path.join(REPO, "build", "devmemtop"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labcheck import DEVMEMTOP, REPO, Checks, gate_from, read, read_int, read_json  # noqa: E402
+
 SWEEP_SPEC = os.path.join(REPO, "specs", "lab-sweep.yaml")
 MiB = 1 << 20
 GiB = 1 << 30
@@ -43,31 +44,6 @@ BAD_PATCHED = {
     "optout": ("Operation not supported", "device does not support rx-page-size"),
 }
 BAD_BASELINE = ("Invalid argument", "Unknown attribute type")
-
-
-def read(path, default=None):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return default
-
-
-def read_int(path):
-    try:
-        return int(read(path, "").strip())
-    except ValueError:
-        return None
-
-
-def read_json(path):
-    txt = read(path)
-    if not txt:
-        return None
-    try:
-        return json.loads(txt.strip().splitlines()[-1])
-    except ValueError:
-        return None
 
 
 def err_lines(path):
@@ -144,10 +120,6 @@ def gate(c, run_dir, size):
     """specs/lab-sweep.yaml on one run's recording: 64 KiB must pass, 4 KiB
     must fail on exactly SWEEP_4K_FAILS."""
     rec = os.path.join(run_dir, "devmemtop.dmtrec")
-    # imported here: assert_lab imports this module, assert_devmemtop imports assert_lab
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from assert_devmemtop import gate_from  # pylint: disable=import-outside-toplevel
-
     res, rc, e = gate_from(SWEEP_SPEC, rec, run_dir, junit=False)
     if res is None:
         c.check("sweep gate %s" % os.path.basename(run_dir), False,
@@ -339,8 +311,6 @@ SCENARIOS = {"sweep": scenario_sweep, "badinput": scenario_badinput}
 
 
 def main():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from assert_lab import Checks
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--kernel", required=True)

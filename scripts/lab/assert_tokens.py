@@ -29,6 +29,10 @@ its receive loop (pages_held). devmemtop's binding must show:
 import json
 import os
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labcheck import read_json  # noqa: E402  the lab's shared helpers
 
 
 def _snapshots(devmemtop, rec):
@@ -45,14 +49,6 @@ def _snapshots(devmemtop, rec):
     return out, ""
 
 
-def _read_json(path):
-    try:
-        with open(path) as f:
-            return json.loads(f.read().splitlines()[-1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _binding(s, bid):
     for b in s.get("bindings", []):
         if b.get("id") == bid:
@@ -62,7 +58,7 @@ def _binding(s, bid):
 
 def token_identities(c, d, scenario, devmemtop):
     pre = "devmemtop tokens %s" % scenario
-    rx = _read_json(os.path.join(d, "rx.json"))
+    rx = read_json(os.path.join(d, "rx.json"))
     rec = os.path.join(d, "devmemtop.dmtrec")
     if rx is None or "tokens_received" not in rx:
         c.check(pre + " traffic tool counts", False, hint="no rx.json with tokens_received")

@@ -7,9 +7,11 @@
  * rather than exported as a made-up number.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include "expo.h"
@@ -38,6 +40,7 @@ enum {
 	F_POOL_NID_CHANGES,
 	F_POOLS,
 	F_POOLS_DESTROYED,
+	F_POOLS_NOT_EXPORTED,
 	/* bindings */
 	F_BIND_INFO,
 	F_BIND_ALLOC_LAT,
@@ -129,6 +132,9 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_POOLS_DESTROYED, "devmemtop_page_pools_destroyed_total", "counter",
 	    DMT_M_POOL_DESTROY, EXPO_POOL, NULL,
 	    "Page pools seen destroyed since the exporter started, by kind."),
+	FAM(F_POOLS_NOT_EXPORTED, "devmemtop_page_pools_not_exported", "gauge",
+	    -1, EXPO_POOL, NULL,
+	    "Page pools of this snapshot left out of the per-pool series, by reason: iface_filter (--iface-include/--iface-exclude) or max_pools (--max-pools)."),
 
 	FAM(F_BIND_INFO, "devmemtop_binding_info", "gauge",
 	    -1, EXPO_BINDING, HW,
@@ -451,15 +457,79 @@ static void bind_labels(struct bind_lbl *bl, const struct dmt_binding_snap *b)
 	bl->l[2] = (struct prom_label){ "ifindex", bl->ifindex };
 }
 
+static struct expo_limits proc_limits;
+
+void expo__set_limits(const struct expo_limits *l)
+{
+	proc_limits = *l;
+}
+
+static bool iface_selected(const struct expo_limits *l, const char *ifname)
+{
+	bool in = !l->n_include;
+
+	for (size_t i = 0; i < l->n_include && !in; i++)
+		in = !fnmatch(l->include[i], ifname, 0);
+	for (size_t i = 0; i < l->n_exclude && in; i++)
+		in = fnmatch(l->exclude[i], ifname, 0) != 0;
+	return in;
+}
+
+/* The cap's order: devmem pools, then by netlink id (none last), then as listed. */
+static int pool_rank_cmp(const void *a, const void *b, void *snap)
+{
+	const struct dmt_snapshot *s = snap;
+	const struct dmt_pool_snap *p = &s->pools[*(const size_t *)a];
+	const struct dmt_pool_snap *q = &s->pools[*(const size_t *)b];
+	uint64_t pk = p->id ? p->id : UINT64_MAX, qk = q->id ? q->id : UINT64_MAX;
+
+	if ((p->kind == DMT_KIND_DEVMEM) != (q->kind == DMT_KIND_DEVMEM))
+		return p->kind == DMT_KIND_DEVMEM ? -1 : 1;
+	if (pk != qk)
+		return pk < qk ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static int idx_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Indices of the pools to export, in snapshot order, into sel (n_pools
+ * long); *filtered and *capped: how many each limit left out.
+ */
+static size_t select_pools(const struct dmt_snapshot *s, const struct expo_limits *l,
+			   size_t *sel, size_t *filtered, size_t *capped)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_pools; i++)
+		if (iface_selected(l, s->pools[i].ifname))
+			sel[n++] = i;
+	*filtered = s->n_pools - n;
+	*capped = 0;
+	if (l->max_pools && n > l->max_pools) {
+		qsort_r(sel, n, sizeof(*sel), pool_rank_cmp, (void *)s);
+		*capped = n - l->max_pools;
+		n = l->max_pools;
+		qsort(sel, n, sizeof(*sel), idx_cmp);
+	}
+	return n;
+}
+
 static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
-			 const struct expo_totals *t)
+			 const struct expo_totals *t, const size_t *sel, size_t nsel,
+			 const size_t dropped[2])
 {
 	size_t np = s->n_pools;
 	struct pool_lbl pl;
 
 	/* One family at a time: the format wants a family's samples together. */
 #define FOR_POOLS(p) \
-	for (size_t _i = 0; _i < np && ((p) = &s->pools[_i], pool_labels(&pl, (p)), 1); _i++)
+	for (size_t _i = 0; _i < nsel && ((p) = &s->pools[sel[_i]], pool_labels(&pl, (p)), 1); _i++)
 	const struct dmt_pool_snap *p;
 
 	if (fam(w, s, F_POOL_INFO)) {
@@ -539,6 +609,15 @@ static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
 			struct prom_label l = { "kind", dmt_kind_name(k) };
 
 			promfmt__sample_u64(w, NULL, &l, 1, NULL, NULL, t->pools_destroyed[k]);
+		}
+	}
+	if (fam(w, s, F_POOLS_NOT_EXPORTED)) {
+		static const char *const why[2] = { "iface_filter", "max_pools" };
+
+		for (int i = 0; i < 2; i++) {
+			struct prom_label l = { "reason", why[i] };
+
+			promfmt__sample_u64(w, NULL, &l, 1, NULL, NULL, dropped[i]);
 		}
 	}
 }
@@ -810,10 +889,17 @@ int expo__render(struct promfmt *w, const struct expo_input *in)
 {
 	static const struct expo_totals zero;
 	const struct expo_totals *t = in->totals ? in->totals : &zero;
+	const struct expo_limits *l = in->limits ? in->limits : &proc_limits;
+	size_t *sel, nsel, dropped[2];
 
 	if (!in->snap)
 		return -EINVAL;
-	render_pools(w, in->snap, t);
+	sel = malloc((in->snap->n_pools ? in->snap->n_pools : 1) * sizeof(*sel));
+	if (!sel)
+		return -ENOMEM;
+	nsel = select_pools(in->snap, l, sel, &dropped[0], &dropped[1]);
+	render_pools(w, in->snap, t, sel, nsel, dropped);
+	free(sel);
 	render_bindings(w, in->snap);
 	render_global(w, in->snap, t);
 	render_tokens(w, in->snap);

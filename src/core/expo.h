@@ -67,8 +67,30 @@ struct expo_totals {
 /* Fold the objects a snapshot reports for the last time into *t. */
 void expo_totals__account(struct expo_totals *t, const struct dmt_snapshot *s);
 
+/*
+ * Cardinality limits on the per-pool series (docs/exporter.md,
+ * "Cardinality"): a pool is exported when its ifname matches one of
+ * include (fnmatch(3) globs; none given: every interface) and none of
+ * exclude; of those, at most max_pools (0: no cap), devmem pools first,
+ * then by netlink pool id, then in snapshot order, so the same pools keep
+ * their series from scrape to scrape. The pools left out are counted in
+ * devmemtop_page_pools_not_exported{reason}; devmemtop_page_pools still
+ * counts every pool. The arrays must outlive every render.
+ */
+struct expo_limits {
+	const char *const *include;
+	size_t n_include;
+	const char *const *exclude;
+	size_t n_exclude;
+	size_t max_pools;
+};
+
+/* The process's limits for inputs without their own (export sets them once, before serving). */
+void expo__set_limits(const struct expo_limits *l);
+
 struct expo_input {
 	const struct dmt_snapshot *snap;
+	const struct expo_limits *limits;	/* NULL: expo__set_limits()' */
 	const struct expo_totals *totals;
 	double interval_s;		/* configured collection interval */
 	uint64_t collections;		/* snapshots taken */

@@ -107,6 +107,7 @@ int gate_report__apply_baseline(struct gate_report *rep, const char *path, doubl
 void gate_report__count(struct gate_report *rep);
 /* 0 all passed, 1 some failed, 2 errors */
 int gate_report__exit_code(const struct gate_report *rep);
+/* The outputs, in gate_out.c: text table, JUnit XML, JSON result. */
 void gate_report__print(const struct gate_report *rep, FILE *f);
 int gate_report__write_junit(const struct gate_report *rep, const char *path);
 int gate_report__write_json(const struct gate_report *rep, const char *path);

@@ -6,6 +6,7 @@
  * opens offline and can be attached to a patch series or a CI run.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "gate_spec.h"
 #include "hist.h"
 #include "html_report.h"
+#include "objtrack.h"
 #include "outstream.h"
 #include "util.h"
 
@@ -24,16 +26,6 @@ struct html_pt {
 	double holds;		/* sum of pool holds/s */
 	double inflight;	/* sum of pool inflight */
 	bool has_occ, has_rate;
-};
-
-struct html_pool {
-	struct dmt_pool_snap first, last;
-	bool in_first;		/* counts since the run started: last - first */
-};
-
-struct html_bind {
-	struct dmt_binding_snap first, last;
-	bool in_first;
 };
 
 struct html_run {
@@ -48,11 +40,17 @@ struct html_run {
 	uint64_t ev_by_type[16];
 	struct html_pt *pts;
 	size_t n_pts, cap_pts;
-	struct html_pool *pools;
-	size_t n_pools, cap_pools;
-	struct html_bind *binds;
-	size_t n_binds, cap_binds;
+	uint64_t pt_stride;		/* a point every pt_stride snapshots */
+	/* pools and bindings, with report's identity, run figures and caps */
+	struct objrun run;
 };
+
+/*
+ * The time series keep at most this many points: past it every other point
+ * goes and a point is kept every 2nd (4th, ...) snapshot, so a recording of
+ * any length draws in bounded memory, at a resolution no chart can show.
+ */
+#define HTML_MAX_POINTS	8192
 
 struct html_run *html_run__new(void)
 {
@@ -68,8 +66,7 @@ void html_run__free(struct html_run *r)
 	if (!r)
 		return;
 	free(r->pts);
-	free(r->pools);
-	free(r->binds);
+	objrun__fini(&r->run);
 	free(r);
 }
 
@@ -142,60 +139,39 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/* The same pool as tracked: same address, same id, counters not gone back. */
-static bool same_pool(const struct dmt_pool_snap *a, const struct dmt_pool_snap *p)
+/* Every other point goes: the series keep their shape at half the resolution. */
+static void thin_points(struct html_run *r)
 {
-	return a->addr == p->addr && (a->id == p->id || !a->id) && p->holds >= a->holds;
-}
+	size_t n = 0;
 
-static int track_pool(struct html_run *r, const struct dmt_pool_snap *p, bool first)
-{
-	struct html_pool *t;
-
-	for (size_t i = r->n_pools; i-- > 0;) {
-		if (same_pool(&r->pools[i].last, p)) {
-			r->pools[i].last = *p;
-			return 0;
-		}
-	}
-	if (grow((void **)&r->pools, &r->cap_pools, r->n_pools, sizeof(*r->pools)))
-		return -ENOMEM;
-	t = &r->pools[r->n_pools++];
-	t->first = *p;
-	t->last = *p;
-	t->in_first = first;
-	return 0;
-}
-
-static int track_bind(struct html_run *r, const struct dmt_binding_snap *b, bool first)
-{
-	struct html_bind *t;
-
-	for (size_t i = 0; i < r->n_binds; i++) {
-		if (r->binds[i].last.id == b->id) {
-			r->binds[i].last = *b;
-			return 0;
-		}
-	}
-	if (grow((void **)&r->binds, &r->cap_binds, r->n_binds, sizeof(*r->binds)))
-		return -ENOMEM;
-	t = &r->binds[r->n_binds++];
-	t->first = *b;
-	t->last = *b;
-	t->in_first = first;
-	return 0;
+	for (size_t i = 0; i < r->n_pts; i += 2)
+		r->pts[n++] = r->pts[i];
+	r->n_pts = n;
+	r->pt_stride = r->pt_stride ? r->pt_stride * 2 : 2;
 }
 
 int html_run__add(struct html_run *r, const struct dmt_snapshot *s)
 {
 	bool first = !r->n_snaps;
 	struct html_pt *pt;
-	int err = 0;
+	uint64_t stride = r->pt_stride ? r->pt_stride : 1;
+	int err;
 
-	if (grow((void **)&r->pts, &r->cap_pts, r->n_pts, sizeof(*r->pts)))
-		return -ENOMEM;
+	err = objrun__add(&r->run, s);
 	if (first)
 		r->t0 = s->ts_ns;
+	memcpy(r->avail, s->avail, sizeof(r->avail));
+	r->have_avail = true;
+	r->mode = s->mode;
+	r->t_last = s->ts_ns;
+	r->drops = s->ringbuf_drops;
+	r->map_full = s->map_full;
+	if (r->n_snaps++ % stride)
+		return err;
+	if (r->n_pts == HTML_MAX_POINTS)
+		thin_points(r);
+	if (grow((void **)&r->pts, &r->cap_pts, r->n_pts, sizeof(*r->pts)))
+		return -ENOMEM;
 	pt = &r->pts[r->n_pts++];
 	memset(pt, 0, sizeof(*pt));
 	pt->t = s->ts_ns >= r->t0 ? (s->ts_ns - r->t0) / 1e9 : 0;
@@ -206,7 +182,6 @@ int html_run__add(struct html_run *r, const struct dmt_snapshot *s)
 		pt->holds += p->hold_rate;
 		if (p->state != DMT_POOL_DESTROYED && p->inflight > 0)
 			pt->inflight += p->inflight;
-		err = err ?: track_pool(r, p, first);
 	}
 	for (size_t i = 0; i < s->n_bindings; i++) {
 		const struct dmt_binding_snap *b = &s->bindings[i];
@@ -215,15 +190,7 @@ int html_run__add(struct html_run *r, const struct dmt_snapshot *s)
 			pt->occ = b->occupancy * 100;
 			pt->has_occ = true;
 		}
-		err = err ?: track_bind(r, b, first);
 	}
-	memcpy(r->avail, s->avail, sizeof(r->avail));
-	r->have_avail = true;
-	r->mode = s->mode;
-	r->t_last = s->ts_ns;
-	r->drops = s->ringbuf_drops;
-	r->map_full = s->map_full;
-	r->n_snaps++;
 	return err;
 }
 
@@ -556,6 +523,7 @@ static void chart_bars(FILE *f, const struct bars *b)
 	}
 	fprintf(f, "<text class=\"axis\" x=\"%.1f\" y=\"%d\">%s</text>\n", ML + pw / 2, CH - 8,
 		strstr(b->key, "refill") ? "items per refill" :
+		strstr(b->key, "tokens_per") ? "tokens, log2 bucket (upper bound)" :
 		"latency, log2 bucket (upper bound)");
 	fprintf(f, "</svg>\n<figcaption>");
 	if (pct)
@@ -584,7 +552,17 @@ static void batch_stats(char *buf, size_t len, const char *who, const struct his
 		 (unsigned long long)q99, (unsigned long long)hist_batch_max(h));
 }
 
-static void log2_stats(char *buf, size_t len, const char *who, const struct hist_log2 *h)
+/* A log2 bucket value: ns as "1.2us", a count (tokens) as a number. */
+static void log2_value(char *buf, size_t len, double v, bool ns)
+{
+	if (ns)
+		fmt_human_ns(buf, len, v);
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+static void log2_stats(char *buf, size_t len, const char *who, const struct hist_log2 *h,
+		       bool ns)
 {
 	char a[24], p50[24], p99[24];
 	uint64_t q50 = 0, q99 = 0;
@@ -595,9 +573,9 @@ static void log2_stats(char *buf, size_t len, const char *who, const struct hist
 	}
 	hist_log2_quantile(h, 0.5, &q50);
 	hist_log2_quantile(h, 0.99, &q99);
-	fmt_human_ns(a, sizeof(a), (double)h->sum / h->count);
-	fmt_human_ns(p50, sizeof(p50), q50);
-	fmt_human_ns(p99, sizeof(p99), q99);
+	log2_value(a, sizeof(a), (double)h->sum / h->count, ns);
+	log2_value(p50, sizeof(p50), q50, ns);
+	log2_value(p99, sizeof(p99), q99, ns);
 	snprintf(buf, len, "%s: %llu samples, avg %s, p50 <= %s, p99 <= %s", who,
 		 (unsigned long long)h->count, a, p50, p99);
 }
@@ -629,11 +607,12 @@ static void hist_batch_chart(FILE *f, const char *key, const char *cls, const ch
 	chart_bars(f, &bars);
 }
 
+/* ns: a latency histogram; false: a count (tokens per call). */
 static void hist_log2_chart(FILE *f, const char *key, const char *cls, const char *title,
-			    const struct hist_log2 *c, const struct hist_log2 *b)
+			    const struct hist_log2 *c, const struct hist_log2 *b, bool ns)
 {
 	uint64_t cv[DMT_LOG2_SLOTS], bv[DMT_LOG2_SLOTS];
-	char label[DMT_LOG2_SLOTS][32], ns[24];
+	char label[DMT_LOG2_SLOTS][32], v[24];
 	struct bars bars = { .key = key, .cls = cls, .label = label, .cand = cv,
 			     .base = b ? bv : NULL };
 	int lo = -1, hi = -1;
@@ -651,62 +630,40 @@ static void hist_log2_chart(FILE *f, const char *key, const char *cls, const cha
 	for (int i = lo; i <= hi; i++) {
 		cv[bars.n] = c->slots[i];
 		bv[bars.n] = b ? b->slots[i] : 0;
-		fmt_human_ns(ns, sizeof(ns), hist_log2_bound(i));
-		snprintf(label[bars.n], sizeof(label[0]), "&#8804;%s", ns);
+		log2_value(v, sizeof(v), hist_log2_bound(i), ns);
+		snprintf(label[bars.n], sizeof(label[0]), "&#8804;%s", v);
 		bars.n++;
 	}
 	snprintf(bars.title, sizeof(bars.title), "%s", title);
 	bars.cand_total = c->count;
 	bars.base_total = b ? b->count : 0;
-	log2_stats(bars.stats[0], sizeof(bars.stats[0]), b ? "candidate" : "latency", c);
-	log2_stats(bars.stats[1], sizeof(bars.stats[1]), "baseline", b);
+	log2_stats(bars.stats[0], sizeof(bars.stats[0]),
+		   b ? "candidate" : ns ? "latency" : "tokens", c, ns);
+	log2_stats(bars.stats[1], sizeof(bars.stats[1]), "baseline", b, ns);
 	chart_bars(f, &bars);
-}
-
-/* Over the run: last - first for objects present at the start. */
-static void pool_refill(const struct html_pool *t, struct hist_batch *h)
-{
-	*h = t->last.refill;
-	if (t->in_first && hist_batch_sub(h, &t->last.refill, &t->first.refill))
-		*h = t->last.refill;
 }
 
 enum lat_kind { LAT_ALLOC, LAT_ALLOC_NIOV, LAT_FREE };
 
-static void bind_lat(const struct html_bind *t, enum lat_kind k, struct hist_log2 *h)
+/* Over the run (objtrack.h): each step's difference, never a wrapped one. */
+static const struct hist_log2 *bind_lat(const struct objrun_binding *t, enum lat_kind k)
 {
-	const struct hist_log2 *l = k == LAT_ALLOC ? &t->last.alloc_lat_ns :
-				    k == LAT_ALLOC_NIOV ? &t->last.alloc_lat_niov_ns :
-				    &t->last.free_lat_ns;
-	const struct hist_log2 *fi = k == LAT_ALLOC ? &t->first.alloc_lat_ns :
-				     k == LAT_ALLOC_NIOV ? &t->first.alloc_lat_niov_ns :
-				     &t->first.free_lat_ns;
-
-	*h = *l;
-	if (t->in_first && hist_log2_sub(h, l, fi))
-		*h = *l;
+	return k == LAT_ALLOC ? &t->run.alloc_lat_ns :
+	       k == LAT_ALLOC_NIOV ? &t->run.alloc_lat_niov_ns : &t->run.free_lat_ns;
 }
 
 static void all_refill(const struct html_run *r, struct hist_batch *h)
 {
-	struct hist_batch one;
-
 	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; r && i < r->n_pools; i++) {
-		pool_refill(&r->pools[i], &one);
-		hist_batch_merge(h, &one);
-	}
+	for (size_t i = 0; r && i < r->run.n_pools; i++)
+		hist_batch_merge(h, &r->run.pools[i].run.refill);
 }
 
 static void all_lat(const struct html_run *r, enum lat_kind k, struct hist_log2 *h)
 {
-	struct hist_log2 one;
-
 	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; r && i < r->n_binds; i++) {
-		bind_lat(&r->binds[i], k, &one);
-		hist_log2_merge(h, &one);
-	}
+	for (size_t i = 0; r && i < r->run.n_binds; i++)
+		hist_log2_merge(h, bind_lat(&r->run.binds[i], k));
 }
 
 static const char *const lat_title[] = {
@@ -722,6 +679,53 @@ static const enum dmt_metric lat_metric[] = {
 	[LAT_ALLOC] = DMT_M_BIND_ALLOC_LATENCY, [LAT_ALLOC_NIOV] = DMT_M_BIND_ALLOC_LATENCY,
 	[LAT_FREE] = DMT_M_BIND_FREE_LATENCY,
 };
+
+/* The frag token histograms (snapshot-wide), over the run. */
+static const struct {
+	const char *key, *title, *what;
+	size_t off;			/* in struct dmt_tok_cost */
+	enum dmt_metric metric;
+	bool ns;
+} tok_hists[] = {
+	{ "tokens_per_recvmsg:all", "Frag tokens per recvmsg", "tcp_recvmsg with tokens",
+	  offsetof(struct dmt_tok_cost, per_recvmsg), DMT_M_RECVMSG_TOKENS, false },
+	{ "tokens_per_dontneed:all", "Frag tokens per SO_DEVMEM_DONTNEED call", "DONTNEED call",
+	  offsetof(struct dmt_tok_cost, per_dontneed), DMT_M_DONTNEED_COST, false },
+	{ "dontneed_latency:all", "SO_DEVMEM_DONTNEED latency per call", "DONTNEED call",
+	  offsetof(struct dmt_tok_cost, dontneed_ns), DMT_M_DONTNEED_COST, true },
+	{ "dontneed_latency_per_token:all", "SO_DEVMEM_DONTNEED latency per token",
+	  "DONTNEED call", offsetof(struct dmt_tok_cost, dontneed_ns_token), DMT_M_DONTNEED_COST,
+	  true },
+};
+
+static const struct hist_log2 *tok_hist(const struct html_run *r, size_t k)
+{
+	static const struct hist_log2 empty;
+
+	if (!r)
+		return &empty;
+	return (const struct hist_log2 *)((const char *)&r->run.tok_run + tok_hists[k].off);
+}
+
+static void token_histograms(FILE *f, const struct html_run *cand, const struct html_run *base)
+{
+	char why[256];
+
+	for (size_t k = 0; k < ARRAY_SIZE(tok_hists); k++) {
+		const struct hist_log2 *c = tok_hist(cand, k), *b = tok_hist(base, k);
+
+		if (!c->count && !b->count) {
+			why_no_data(why, sizeof(why), cand, tok_hists[k].metric, tok_hists[k].what);
+			fprintf(f, "<p class=\"nodata\" data-hist=\"%s\">%s: no data: ",
+				tok_hists[k].key, tok_hists[k].title);
+			esc(f, why);
+			fprintf(f, "</p>\n");
+			continue;
+		}
+		hist_log2_chart(f, tok_hists[k].key, "cand", tok_hists[k].title, c, base ? b : NULL,
+				tok_hists[k].ns);
+	}
+}
 
 /* Every histogram: merged over the run (overlaid), then each object's. */
 static void histograms(FILE *f, const struct html_run *cand, const struct html_run *base)
@@ -758,24 +762,25 @@ static void histograms(FILE *f, const struct html_run *cand, const struct html_r
 		}
 		snprintf(title, sizeof(title), "%c%s, all bindings", lat_title[k][0] - 32,
 			 lat_title[k] + 1);
-		hist_log2_chart(f, key, "cand", title, &lc, base ? &lb : NULL);
+		hist_log2_chart(f, key, "cand", title, &lc, base ? &lb : NULL, true);
 		shown++;
 	}
+	token_histograms(f, cand, base);
 	for (int w = 0; w < 2; w++) {
 		const struct html_run *r = w ? base : cand;
 		const char *who = w ? "Baseline: " : "", *kp = w ? "baseline:" : "";
 
-		if (!r || (!r->n_pools && !r->n_binds))
+		if (!r || (!r->run.n_pools && !r->run.n_binds))
 			continue;
 		if (cand && base)
 			fprintf(f, "<h3>Per object, %s</h3>\n", w ? "baseline" : "candidate");
 		else
 			fprintf(f, "<h3>Per object</h3>\n");
-		for (size_t i = 0; i < r->n_pools; i++) {
-			const struct html_pool *t = &r->pools[i];
+		for (size_t i = 0; i < r->run.n_pools; i++) {
+			const struct objrun_pool *t = &r->run.pools[i];
 			char ifn[DMT_IFNAMSIZ * 4];
 
-			pool_refill(t, &hc);
+			hc = t->run.refill;
 			if (!hc.count)
 				continue;
 			snprintf(ifn, sizeof(ifn), "%s", ifname_or(t->last.ifname));
@@ -784,17 +789,18 @@ static void histograms(FILE *f, const struct html_run *cand, const struct html_r
 				 t->last.id, ifn, dmt_kind_name(t->last.kind));
 			hist_batch_chart(f, key, w ? "base" : "cand", title, &hc, NULL);
 		}
-		for (size_t i = 0; i < r->n_binds; i++) {
+		for (size_t i = 0; i < r->run.n_binds; i++) {
+			const struct dmt_binding_snap *b = &r->run.binds[i].last;
+
 			for (int k = LAT_ALLOC; k <= LAT_FREE; k++) {
-				bind_lat(&r->binds[i], k, &lc);
+				lc = *bind_lat(&r->run.binds[i], k);
 				if (!lc.count)
 					continue;
-				snprintf(key, sizeof(key), "%s%s:binding-%u", kp, lat_key[k],
-					 r->binds[i].last.id);
-				snprintf(title, sizeof(title), "%sBinding %u (%s): %s", who,
-					 r->binds[i].last.id, ifname_or(r->binds[i].last.ifname),
-					 lat_title[k]);
-				hist_log2_chart(f, key, w ? "base" : "cand", title, &lc, NULL);
+				snprintf(key, sizeof(key), "%s%s:binding-%u", kp, lat_key[k], b->id);
+				snprintf(title, sizeof(title), "%sBinding %u (%s): %s", who, b->id,
+					 ifname_or(b->ifname), lat_title[k]);
+				hist_log2_chart(f, key, w ? "base" : "cand", title, &lc, NULL,
+						true);
 			}
 		}
 	}
@@ -865,7 +871,14 @@ static void fact(const struct html_run *r, enum fact k, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)r->n_snaps);
 		break;
 	case F_POOLS:
-		snprintf(buf, len, "%zu page pools, %zu devmem bindings", r->n_pools, r->n_binds);
+		snprintf(buf, len, "%zu page pools, %zu devmem bindings", r->run.n_pools,
+			 r->run.n_binds);
+		if (r->run.pools_over || r->run.binds_over)
+			snprintf(buf + strlen(buf), len - strlen(buf), " shown (the first %d and "
+				 "%d; %llu pool and %llu binding records of further ones not shown)",
+				 OBJRUN_MAX_POOLS, OBJRUN_MAX_BINDINGS,
+				 (unsigned long long)r->run.pools_over,
+				 (unsigned long long)r->run.binds_over);
 		break;
 	case F_EVENTS:
 		snprintf(buf, len, "%llu", (unsigned long long)r->n_events);
@@ -930,39 +943,42 @@ static void availability(FILE *f, const struct html_run *cand, const struct html
 	fprintf(f, "</table>\n</section>\n");
 }
 
-static void objects(FILE *f, const struct html_run *r)
+/* A pool's count over the run: "?" never known, "N*" from its location on. */
+static void pool_count(FILE *f, const struct objrun_pool *t, uint64_t v)
 {
-	fprintf(f, "<section id=\"objects\">\n<h2>Page pools and bindings</h2>\n");
-	fprintf(f, "<table id=\"pools\">\n<tr><th>pool</th><th>interface</th><th>kind</th>"
-		"<th>state</th><th>holds</th><th>releases</th><th>inflight (last)</th>"
-		"<th>refills</th><th>batch p50</th><th>batch max</th></tr>\n");
-	for (size_t i = 0; i < r->n_pools; i++) {
-		const struct html_pool *t = &r->pools[i];
-		uint64_t holds = t->last.holds - (t->in_first ? t->first.holds : 0);
-		uint64_t rel = t->last.releases - (t->in_first ? t->first.releases : 0);
-		struct hist_batch h;
+	if (!t->known)
+		fprintf(f, "<td title=\"unknown: light mode never located the pool\">?</td>");
+	else if (t->partial)
+		fprintf(f, "<td title=\"counted from the snapshot that located the pool (light "
+			"mode), not from the start\">%llu*</td>", (unsigned long long)v);
+	else
+		fprintf(f, "<td>%llu</td>", (unsigned long long)v);
+}
+
+static void pool_rows(FILE *f, const struct html_run *r)
+{
+	for (size_t i = 0; i < r->run.n_pools; i++) {
+		const struct objrun_pool *t = &r->run.pools[i];
+		const struct hist_batch *h = &t->run.refill;
 		uint64_t q50 = 0;
 
-		pool_refill(t, &h);
-		hist_batch_quantile(&h, 0.5, &q50);
+		hist_batch_quantile(h, 0.5, &q50);
 		fprintf(f, "<tr class=\"pool\"><td>%u</td><td>", t->last.id);
 		esc(f, ifname_or(t->last.ifname));
-		fprintf(f, "</td><td>%s</td><td>%s</td><td>%llu</td><td>%llu</td><td>%lld</td>"
-			"<td>%llu</td><td>%llu</td><td>%llu</td></tr>\n", dmt_kind_name(t->last.kind),
-			dmt_pool_state_name(t->last.state), (unsigned long long)holds,
-			(unsigned long long)rel, (long long)t->last.inflight,
-			(unsigned long long)h.count, (unsigned long long)q50,
-			(unsigned long long)hist_batch_max(&h));
+		fprintf(f, "</td><td>%s</td><td>%s</td>", dmt_kind_name(t->last.kind),
+			dmt_pool_state_name(t->last.state));
+		pool_count(f, t, t->run.holds);
+		pool_count(f, t, t->run.releases);
+		fprintf(f, "<td>%lld</td><td>%llu</td><td>%llu</td><td>%llu</td></tr>\n",
+			(long long)t->last.inflight, (unsigned long long)h->count,
+			(unsigned long long)q50, (unsigned long long)hist_batch_max(h));
 	}
-	fprintf(f, "</table>\n");
-	if (r->n_binds) {
-		fprintf(f, "<table id=\"bindings\">\n<tr><th>binding</th><th>interface</th>"
-			"<th>layout</th><th>niovs</th><th>occupancy (last)</th><th>niovs allocated"
-			"</th><th>alloc failures</th><th>out at unbind</th><th>leaked</th></tr>\n");
-	}
-	for (size_t i = 0; i < r->n_binds; i++) {
-		const struct dmt_binding_snap *b = &r->binds[i].last, *fb = &r->binds[i].first;
-		bool in = r->binds[i].in_first;
+}
+
+static void binding_rows(FILE *f, const struct html_run *r)
+{
+	for (size_t i = 0; i < r->run.n_binds; i++) {
+		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
 
 		fprintf(f, "<tr class=\"binding\"><td>%u</td><td>", b->id);
 		esc(f, ifname_or(b->ifname));
@@ -972,9 +988,8 @@ static void objects(FILE *f, const struct html_run *r)
 			fprintf(f, "<td>%.1f%%</td>", b->occupancy * 100);
 		else
 			fprintf(f, "<td>?</td>");
-		fprintf(f, "<td>%llu</td><td>%llu</td>",
-			(unsigned long long)(b->alloc_niovs - (in ? fb->alloc_niovs : 0)),
-			(unsigned long long)(b->alloc_fail - (in ? fb->alloc_fail : 0)));
+		fprintf(f, "<td>%llu</td><td>%llu</td>", (unsigned long long)run->alloc_niovs,
+			(unsigned long long)run->alloc_fail);
 		if (b->out_at_unbind >= 0)
 			fprintf(f, "<td>%lld</td>", (long long)b->out_at_unbind);
 		else
@@ -984,8 +999,23 @@ static void objects(FILE *f, const struct html_run *r)
 		else
 			fprintf(f, "<td>-</td></tr>\n");
 	}
-	if (r->n_binds)
+}
+
+static void objects(FILE *f, const struct html_run *r)
+{
+	fprintf(f, "<section id=\"objects\">\n<h2>Page pools and bindings</h2>\n");
+	fprintf(f, "<table id=\"pools\">\n<tr><th>pool</th><th>interface</th><th>kind</th>"
+		"<th>state</th><th>holds</th><th>releases</th><th>inflight (last)</th>"
+		"<th>refills</th><th>batch p50</th><th>batch max</th></tr>\n");
+	pool_rows(f, r);
+	fprintf(f, "</table>\n");
+	if (r->run.n_binds) {
+		fprintf(f, "<table id=\"bindings\">\n<tr><th>binding</th><th>interface</th>"
+			"<th>layout</th><th>niovs</th><th>occupancy (last)</th><th>niovs allocated"
+			"</th><th>alloc failures</th><th>out at unbind</th><th>leaked</th></tr>\n");
+		binding_rows(f, r);
 		fprintf(f, "</table>\n");
+	}
 	fprintf(f, "</section>\n");
 }
 

@@ -4,16 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include "objtrack.h"
+#include "util.h"
+
+bool objtrack_same_pool_key(uint32_t prev_id, uint64_t prev_addr, uint32_t id, uint64_t addr)
+{
+	if (prev_id && id)
+		return prev_id == id && (!prev_addr || !addr || prev_addr == addr);
+	if (!addr || prev_addr != addr)
+		return false;
+	return !prev_id || id;
+}
 
 bool objtrack_same_pool(const struct objtrack_ent *prev, const struct dmt_pool_snap *p)
 {
+	if (!objtrack_same_pool_key(prev->id, prev->addr, p->id, p->addr))
+		return false;
 	if (prev->id && p->id)
-		return prev->id == p->id &&
-		       (!prev->addr || !p->addr || prev->addr == p->addr);
-	if (!p->addr || prev->addr != p->addr)
-		return false;
-	if (prev->id && !p->id)
-		return false;
+		return true;
+	/* by address alone: counters that went backwards are a new pool there */
 	return p->holds >= prev->holds && p->releases >= prev->releases;
 }
 
@@ -180,6 +188,7 @@ void objtrack_pool_update(struct dmt_pool_snap *last, const struct dmt_pool_snap
 	 * BPF side's, or a later difference would go negative.
 	 */
 	if (!cur->addr && old.addr) {
+		last->counters_unknown = old.counters_unknown;
 		last->holds = old.holds;
 		last->releases = old.releases;
 		last->holds_page = old.holds_page;
@@ -219,4 +228,220 @@ void objtrack_binding_update(struct dmt_binding_snap *last, const struct dmt_bin
 		last->created_ns = old.created_ns;
 	if (!last->unbound_ns)
 		last->unbound_ns = old.unbound_ns;
+}
+
+void objtrack_delta_batch(struct hist_batch *acc, const struct hist_batch *cur,
+			  const struct hist_batch *prev)
+{
+	struct hist_batch d;
+
+	if (hist_batch_sub(&d, cur, prev))
+		d = *cur;	/* restarted: counts again from zero */
+	hist_batch_merge(acc, &d);
+}
+
+void objtrack_delta_log2(struct hist_log2 *acc, const struct hist_log2 *cur,
+			 const struct hist_log2 *prev)
+{
+	struct hist_log2 d;
+
+	if (hist_log2_sub(&d, cur, prev))
+		d = *cur;
+	hist_log2_merge(acc, &d);
+}
+
+/* Room for index i in an array of elements of size sz. */
+static int run_grow(void **arr, size_t *cap, size_t i, size_t sz)
+{
+	size_t ncap;
+	void *n;
+
+	if (i < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap <= i)
+		ncap *= 2;
+	n = realloc(*arr, ncap * sz);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* The pool counters a run adds up (u64 fields of struct dmt_pool_snap). */
+static const size_t pool_ctr[] = {
+	offsetof(struct dmt_pool_snap, holds), offsetof(struct dmt_pool_snap, releases),
+	offsetof(struct dmt_pool_snap, holds_page), offsetof(struct dmt_pool_snap, holds_niov),
+};
+
+static const size_t bind_ctr[] = {
+	offsetof(struct dmt_binding_snap, alloc_calls),
+	offsetof(struct dmt_binding_snap, alloc_niovs),
+	offsetof(struct dmt_binding_snap, alloc_fail),
+	offsetof(struct dmt_binding_snap, free_niovs_count),
+	offsetof(struct dmt_binding_snap, tok_handed),
+	offsetof(struct dmt_binding_snap, tok_returned),
+	offsetof(struct dmt_binding_snap, tok_released),
+};
+
+static const size_t bind_lat[] = {
+	offsetof(struct dmt_binding_snap, alloc_lat_ns),
+	offsetof(struct dmt_binding_snap, alloc_lat_niov_ns),
+	offsetof(struct dmt_binding_snap, free_lat_ns),
+};
+
+#define FIELD(type, obj, off)	((type *)((char *)(obj) + (off)))
+#define CFIELD(type, obj, off)	((const type *)((const char *)(obj) + (off)))
+
+/* The run's counters start at cur: from zero when created in the run. */
+static void pool_start(struct objrun_pool *t, const struct dmt_pool_snap *cur, bool from_zero)
+{
+	t->known = true;
+	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
+		*FIELD(uint64_t, &t->run, pool_ctr[k]) =
+			from_zero ? *CFIELD(uint64_t, cur, pool_ctr[k]) : 0;
+}
+
+static void pool_step(struct objrun_pool *t, const struct dmt_pool_snap *prev)
+{
+	const struct dmt_pool_snap *cur = &t->last;
+
+	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
+		*FIELD(uint64_t, &t->run, pool_ctr[k]) +=
+			objtrack_delta(*CFIELD(uint64_t, cur, pool_ctr[k]),
+				       *CFIELD(uint64_t, prev, pool_ctr[k]));
+}
+
+static int run_pool(struct objrun *r, const struct dmt_pool_snap *p, bool first)
+{
+	struct objrun_pool *t;
+	struct dmt_pool_snap prev;
+	bool created;
+	int i = objtrack__pool(&r->pool_ids, p, &created);
+
+	if (i == -E2BIG) {
+		r->pools_over++;
+		return 0;
+	}
+	if (i < 0 || run_grow((void **)&r->pools, &r->cap_pools, i, sizeof(*r->pools)))
+		return -ENOMEM;
+	t = &r->pools[i];
+	if (created) {
+		memset(t, 0, sizeof(*t));
+		t->last = *p;
+		t->run = *p;
+		t->in_first = first;
+		r->n_pools = i + 1;
+		/* refills are known in every mode (sampled in light mode) */
+		if (first)
+			memset(&t->run.refill, 0, sizeof(t->run.refill));
+		if (!p->counters_unknown)
+			pool_start(t, p, !first);
+		return 0;
+	}
+	prev = t->last;
+	objtrack_pool_update(&t->last, p);
+	objtrack_delta_batch(&t->run.refill, &t->last.refill, &prev.refill);
+	if (t->last.counters_unknown)
+		return 0;
+	if (!t->known) {
+		/* located: its counters hold history from before the run */
+		pool_start(t, &t->last, false);
+		t->partial = true;
+	} else if (!prev.counters_unknown) {
+		pool_step(t, &prev);
+	}
+	return 0;
+}
+
+static void bind_start(struct objrun_binding *t, const struct dmt_binding_snap *b, bool first)
+{
+	memset(t, 0, sizeof(*t));
+	t->last = *b;
+	t->run = *b;
+	t->in_first = first;
+	if (first) {
+		for (size_t k = 0; k < ARRAY_SIZE(bind_ctr); k++)
+			*FIELD(uint64_t, &t->run, bind_ctr[k]) = 0;
+		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
+			memset(FIELD(struct hist_log2, &t->run, bind_lat[k]), 0,
+			       sizeof(struct hist_log2));
+	}
+}
+
+static int run_binding(struct objrun *r, const struct dmt_binding_snap *b, bool first)
+{
+	struct objrun_binding *t;
+	struct dmt_binding_snap prev;
+	bool created;
+	int i = objtrack__binding(&r->bind_ids, b, &created);
+
+	if (i == -E2BIG) {
+		r->binds_over++;
+		return 0;
+	}
+	if (i < 0 || run_grow((void **)&r->binds, &r->cap_binds, i, sizeof(*r->binds)))
+		return -ENOMEM;
+	t = &r->binds[i];
+	if (created) {
+		bind_start(t, b, first);
+		r->n_binds = i + 1;
+	} else {
+		prev = t->last;
+		objtrack_binding_update(&t->last, b);
+		for (size_t k = 0; k < ARRAY_SIZE(bind_ctr); k++)
+			*FIELD(uint64_t, &t->run, bind_ctr[k]) +=
+				objtrack_delta(*CFIELD(uint64_t, &t->last, bind_ctr[k]),
+					       *CFIELD(uint64_t, &prev, bind_ctr[k]));
+		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
+			objtrack_delta_log2(FIELD(struct hist_log2, &t->run, bind_lat[k]),
+					    CFIELD(struct hist_log2, &t->last, bind_lat[k]),
+					    CFIELD(struct hist_log2, &prev, bind_lat[k]));
+	}
+	/* the most held at once, -1 while never known */
+	if (created || b->held_tokens > t->run.held_tokens)
+		t->run.held_tokens = b->held_tokens;
+	if (created || b->held_by_sockets > t->run.held_by_sockets)
+		t->run.held_by_sockets = b->held_by_sockets;
+	return 0;
+}
+
+static void run_tokens(struct objrun *r, const struct dmt_snapshot *s)
+{
+	const struct dmt_tok_cost *c = &s->tok_cost, *l = &r->tok_last;
+
+	if (r->n_snaps) {
+		objtrack_delta_log2(&r->tok_run.per_recvmsg, &c->per_recvmsg, &l->per_recvmsg);
+		objtrack_delta_log2(&r->tok_run.per_dontneed, &c->per_dontneed, &l->per_dontneed);
+		objtrack_delta_log2(&r->tok_run.dontneed_ns, &c->dontneed_ns, &l->dontneed_ns);
+		objtrack_delta_log2(&r->tok_run.dontneed_ns_token, &c->dontneed_ns_token,
+				    &l->dontneed_ns_token);
+	}
+	r->tok_last = *c;
+}
+
+int objrun__add(struct objrun *r, const struct dmt_snapshot *s)
+{
+	bool first = !r->n_snaps;
+	int err = 0;
+
+	r->pool_ids.max = r->max_pools ? r->max_pools : OBJRUN_MAX_POOLS;
+	r->bind_ids.max = r->max_binds ? r->max_binds : OBJRUN_MAX_BINDINGS;
+	for (size_t i = 0; !err && i < s->n_pools; i++)
+		err = run_pool(r, &s->pools[i], first);
+	for (size_t i = 0; !err && i < s->n_bindings; i++)
+		err = run_binding(r, &s->bindings[i], first);
+	run_tokens(r, s);
+	r->n_snaps++;
+	return err;
+}
+
+void objrun__fini(struct objrun *r)
+{
+	objtrack__fini(&r->pool_ids);
+	objtrack__fini(&r->bind_ids);
+	free(r->pools);
+	free(r->binds);
+	memset(r, 0, sizeof(*r));
 }

@@ -150,6 +150,23 @@ static uint64_t put_addr_value(const struct rec_buf *b, uint64_t addr)
 	return h ? h : 1;
 }
 
+/*
+ * After the version 1 pool fields, like the binding's: "u16 n, n x (u16
+ * tag, u64 value)". Readers before it stop at the refill histogram (pool
+ * records are length-prefixed); this one skips tags it does not know.
+ */
+enum rec_pool_tag {
+	REC_POOL_FLAGS = 1,		/* bit 0: holds/releases unknown (light mode) */
+};
+#define REC_POOL_F_COUNTERS_UNKNOWN	(1u << 0)
+
+static void put_pool_tail(struct rec_buf *b, const struct dmt_pool_snap *p)
+{
+	put_u16(b, 1);
+	put_u16(b, REC_POOL_FLAGS);
+	put_u64(b, p->counters_unknown ? REC_POOL_F_COUNTERS_UNKNOWN : 0);
+}
+
 static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
 {
 	size_t off = b->len;
@@ -180,6 +197,7 @@ static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
 	put_u64(b, p->destroy_inflight);
 	put_u32(b, p->destroy_retries);
 	put_sparse(b, p->refill.slots, DMT_BATCH_MAX + 1, p->refill.count, p->refill.sum);
+	put_pool_tail(b, p);
 	patch_u32(b, off, b->len - off - 4);
 }
 
@@ -575,7 +593,33 @@ static size_t sub_begin(struct rd *r, struct rd *sub, const char *what)
 	return r->off;
 }
 
-static void get_pool(struct rd *r, struct dmt_pool_snap *p)
+/*
+ * The tagged tail (put_pool_tail). A file from before it says nothing of
+ * unknown counters: light mode marked exactly the pools no window had
+ * located (no address) that way, so the flag is derived from that.
+ */
+static void get_pool_tail(struct rd *r, struct dmt_pool_snap *p, bool light)
+{
+	uint16_t n;
+
+	p->counters_unknown = light && !p->addr;
+	if (r->err || r->off == r->len)
+		return;
+	n = get_u16(r, "pool tail");
+	if (!r->err && (size_t)n * 10 > r->len - r->off) {
+		rd_fail(r, "pool tail count %u larger than the record", n);
+		return;
+	}
+	for (uint16_t k = 0; k < n && !r->err; k++) {
+		uint16_t tag = get_u16(r, "pool tail");
+		uint64_t v = get_u64(r, "pool tail");
+
+		if (tag == REC_POOL_FLAGS)
+			p->counters_unknown = v & REC_POOL_F_COUNTERS_UNKNOWN;
+	}
+}
+
+static void get_pool(struct rd *r, struct dmt_pool_snap *p, bool light)
 {
 	struct rd s;
 
@@ -607,6 +651,7 @@ static void get_pool(struct rd *r, struct dmt_pool_snap *p)
 	p->destroy_retries = get_u32(&s, "pool");
 	get_sparse(&s, p->refill.slots, DMT_BATCH_MAX + 1, &p->refill.count, &p->refill.sum,
 		   "pool refill histogram");
+	get_pool_tail(&s, p, light);
 	if (s.err)
 		r->err = s.err;
 }
@@ -770,7 +815,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	if (s->n_pools && !(s->pools = calloc(s->n_pools, sizeof(*s->pools))))
 		goto nomem;
 	for (size_t i = 0; i < s->n_pools && !r.err; i++)
-		get_pool(&r, &s->pools[i]);
+		get_pool(&r, &s->pools[i], s->mode == DMT_MODE_LIGHT);
 	s->n_bindings = get_count(&r, 4, REC_MAX_BINDINGS, "binding");
 	if (s->n_bindings && !(s->bindings = calloc(s->n_bindings, sizeof(*s->bindings))))
 		goto nomem;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "objtrack.h"
 #include "snapbuild.h"
 
 enum dmt_pool_kind snapbuild_pool_kind(const struct dmt_pool *v)
@@ -401,14 +402,25 @@ int rate_tracker__apply(struct rate_tracker *rt, struct dmt_snapshot *s)
 		p->hold_rate = p->release_rate = 0;
 		if (p->addr && rt->n_prev)
 			pp = bsearch(&key, rt->prev, rt->n_prev, sizeof(key), cmp_prev);
-		if (!pp || s->ts_ns <= pp->ts_ns)
+		if (!pp && p->addr && p->id && rt->n_prev) {
+			/* its id learned since: the same pool (objtrack) */
+			key.id = 0;
+			pp = bsearch(&key, rt->prev, rt->n_prev, sizeof(key), cmp_prev);
+		}
+		/* which pool is which, and what a counter did: objtrack's rules */
+		if (!pp || s->ts_ns <= pp->ts_ns ||
+		    !objtrack_same_pool(&(struct objtrack_ent){ .addr = pp->addr, .id = pp->id,
+				.holds = pp->holds, .releases = pp->releases }, p))
 			continue;
-		/* a counter that went backwards is another object on the same address */
+		/*
+		 * restarted within the interval: what it did before the restart
+		 * is not known, so no rate rather than a made-up one
+		 */
 		if (p->holds < pp->holds || p->releases < pp->releases)
 			continue;
 		dt = (s->ts_ns - pp->ts_ns) / 1e9;
-		p->hold_rate = (p->holds - pp->holds) / dt;
-		p->release_rate = (p->releases - pp->releases) / dt;
+		p->hold_rate = objtrack_delta(p->holds, pp->holds) / dt;
+		p->release_rate = objtrack_delta(p->releases, pp->releases) / dt;
 	}
 	next = calloc(s->n_pools ? s->n_pools : 1, sizeof(*next));
 	if (!next)

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include "snapshot.h"
 #include "util.h"
 
 int dmt_verbosity;
@@ -25,6 +26,29 @@ void dmt_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+static const char *err_cmd;
+
+void dmt_err_cmd(const char *cmd)
+{
+	err_cmd = cmd;
+}
+
+void dmt_err(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	/* one call: stderr is unbuffered, and the line must not interleave */
+	fprintf(stderr, "devmemtop%s%s: %s\n", err_cmd ? " " : "", err_cmd ? err_cmd : "", msg);
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -136,6 +160,21 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
 	if (errno || *end)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int parse_mode(const char *s, bool caps, int *mode)
+{
+	if (!strcmp(s, "auto"))
+		*mode = -1;
+	else if (!strcmp(s, "light"))
+		*mode = DMT_MODE_LIGHT;
+	else if (caps && !strcmp(s, "fentry"))
+		*mode = DMT_MODE_FENTRY;
+	else if (caps && !strcmp(s, "tp"))
+		*mode = DMT_MODE_TP_ONLY;
+	else
+		return -EINVAL;
 	return 0;
 }
 

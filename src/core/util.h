@@ -19,6 +19,15 @@ void dmt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define pr_info(...)	dmt_log(1, __VA_ARGS__)
 #define pr_debug(...)	dmt_log(2, __VA_ARGS__)
 
+/*
+ * Errors (bpftool's p_err()): the one line a command prints for an error,
+ * "devmemtop CMD: message" ("devmemtop: message" for the default live
+ * view). Print each error once, where it is handled; callers below return
+ * -errno with the reason in a buffer. A trailing newline in fmt is dropped.
+ */
+void dmt_err_cmd(const char *cmd);		/* main(): the command running, or NULL */
+void dmt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 uint64_t now_mono_ns(void);
 uint64_t now_real_ns(void);
 
@@ -56,6 +65,11 @@ int parse_interval_ns(const char *s, uint64_t *out);
 int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms);
 /* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
+/*
+ * --mode: "auto" (-1) or "light" (DMT_MODE_LIGHT); with caps also "fentry"
+ * and "tp" (top's caps for comparisons). 0 or -EINVAL.
+ */
+int parse_mode(const char *s, bool caps, int *mode);
 
 /* Check we may load BPF: 0, or -EPERM with a one-line reason in buf. */
 int check_bpf_privileges(char *buf, size_t len);

@@ -71,6 +71,19 @@ run gatechurn 200 60 "$DMT" gate --spec "$TMPD/spec.yaml" --from "$TMPD/churn.dm
 [ $rc = 2 ] || fail "gate --from churn: exit $rc, want 2"
 grep -q "more than 16384 distinct pools or bindings match one check" "$TMPD/gatechurn.err" ||
 	fail "gate --from churn: $(cat "$TMPD/gatechurn.err")"
+# ... and the HTML page (issue 26: 458 s and 989 MB before it used the text
+# report's tracker and caps): the same bounds as the text report
+run htmlchurn 160 60 "$DMT" report "$TMPD/churn.dmtrec" --html "$TMPD/churn.html"
+[ $rc = 0 ] || fail "report --html on churn: exit $rc: $(cat "$TMPD/htmlchurn.err")"
+grep -q '16384 page pools, 0 devmem bindings shown (the first 16384 and 1024; 393216 pool' \
+	"$TMPD/churn.html" || fail "report --html on churn: $(grep -m1 'objects seen' "$TMPD/churn.html")"
+[ "$(grep -c '<tr class="pool">' "$TMPD/churn.html")" = 16384 ] || fail "report --html: pool rows"
+printf 'name: crafted\nthresholds:\n  - metric: tool.ringbuf_drops\n    expect: [ count >= 0 ]\n' \
+	>"$TMPD/global.yaml"
+run gatehtml 160 60 "$DMT" gate --spec "$TMPD/global.yaml" --from "$TMPD/churn.dmtrec" \
+	--html "$TMPD/gate.html"
+[ $rc = 0 ] || fail "gate --html on churn: exit $rc: $(cat "$TMPD/gatehtml.err")"
+grep -q '16384 page pools, 0 devmem bindings shown' "$TMPD/gate.html" || fail "gate --html on churn"
 # 4. same class, gate --baseline: a 40 MB JSON of 20M numbers (json-c would
 # need well over 1 GiB) is refused by its size, unread
 python3 -c 'import sys; sys.stdout.write("{\"devmemtop_gate\": 1, \"thresholds\": [" + "1," * 20000000 + "1]}")' \

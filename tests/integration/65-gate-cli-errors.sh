@@ -16,7 +16,7 @@ expect_err() {	# DESCRIPTION EXPECTED-REGEX ARGS...
 	rc=$?
 	[ $rc = 2 ] || fail "$what: exit $rc, want 2 ($(cat "$TMPD/e"))"
 	lines=$(wc -l <"$TMPD/e")
-	[ "$lines" -ge 1 ] && [ "$lines" -le 2 ] || fail "$what: $lines lines on stderr: $(cat "$TMPD/e")"
+	[ "$lines" = 1 ] || fail "$what: $lines lines on stderr, want one: $(cat "$TMPD/e")"
 	grep -Eq -e "$re" "$TMPD/e" || fail "$what: '$(head -1 "$TMPD/e")' !~ /$re/"
 	[ -s "$TMPD/o" ] && fail "$what: printed to stdout: $(head -2 "$TMPD/o")"
 	log "ok: $what"

@@ -126,7 +126,7 @@ def monotonic(name, want, paths):
 PROMQL_WORDS = {"sum", "by", "rate", "increase", "histogram_quantile", "histogram_sum",
                 "histogram_count", "time", "or", "and",
                 "unless", "without", "on", "ignoring", "group_left", "group_right", "le",
-                "round", "abs", "max", "min", "avg", "count", "offset", "bool"}
+                "round", "abs", "max", "min", "avg", "count", "offset", "bool", "topk", "vector"}
 
 
 def names_in(expr):

@@ -18,6 +18,7 @@ struct fixture {
 	struct dmt_binding_snap bindings[2];
 	struct dmt_prog_stat progs[2];
 	struct expo_totals totals;
+	const struct expo_limits *limits;
 	char *text;
 };
 
@@ -108,7 +109,7 @@ static int teardown(void **state)
 static const char *render(struct fixture *f)
 {
 	struct expo_input in = { .snap = &f->snap, .totals = &f->totals, .interval_s = 2,
-				 .collections = 5, .collection_errors = 1 };
+				 .collections = 5, .collection_errors = 1, .limits = f->limits };
 	struct promfmt *w = promfmt__new();
 	size_t len;
 
@@ -467,6 +468,57 @@ static void test_token_holders(void **state)
 	f->snap.n_holders = 0;
 }
 
+static int count_lines(const char *t, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
+}
+
+/* --iface-include/--iface-exclude/--max-pools: who keeps series, what is counted */
+static void test_pool_limits(void **state)
+{
+	static const char *const veth[] = { "veth*" }, *const veth1[] = { "veth1" };
+	struct fixture *f = *state;
+	struct expo_limits l = { .exclude = veth, .n_exclude = 1 };
+	const char *t;
+
+	f->limits = &l;
+	t = render(f);		/* only the devmem pool is not on a veth */
+	assert_int_equal(count_lines(t, "devmemtop_page_pool_info{"), 1);
+	assert_null(strstr(t, "ifname=\"veth1\""));
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"iface_filter\"} 2");
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"max_pools\"} 0");
+	/* the totals still count every pool */
+	assert_line(t, "devmemtop_page_pools{kind=\"pages\",state=\"alive\"} 1");
+
+	l = (struct expo_limits){ .max_pools = 1 };
+	t = render(f);		/* devmem pools first, though it has no id and comes second */
+	assert_int_equal(count_lines(t, "devmemtop_page_pool_info{"), 1);
+	assert_non_null(strstr(t, "kind=\"devmem\",netns=\"\",binding_id=\"3\""));
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"max_pools\"} 2");
+
+	l = (struct expo_limits){ .include = veth1, .n_include = 1, .max_pools = 1 };
+	t = render(f);		/* of the two on veth1, the lower pool id */
+	assert_int_equal(count_lines(t, "devmemtop_page_pool_info{"), 1);
+	assert_non_null(strstr(t, "devmemtop_page_pool_info{pool_id=\"11\""));
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"iface_filter\"} 1");
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"max_pools\"} 1");
+
+	l = (struct expo_limits){ .include = veth1, .n_include = 1, .exclude = veth1,
+				  .n_exclude = 1 };
+	t = render(f);		/* exclude wins */
+	assert_int_equal(count_lines(t, "devmemtop_page_pool_info{"), 0);
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"iface_filter\"} 3");
+
+	f->limits = NULL;	/* no limits: every pool, nothing counted */
+	t = render(f);
+	assert_int_equal(count_lines(t, "devmemtop_page_pool_info{"), 3);
+	assert_line(t, "devmemtop_page_pools_not_exported{reason=\"iface_filter\"} 0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_catalogue),
 		cmocka_unit_test_setup_teardown(test_token_holders, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_limits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("export_render", tests, NULL, NULL);

@@ -168,6 +168,55 @@ static void test_gate_rows(void **state)
 	free(h);
 }
 
+/*
+ * Light mode (issue 26): a pool netlink lists before a window locates it is
+ * one row, not two; its holds count from the location (marked), a pool never
+ * located shows "?", never 0; a counter that went backwards never wraps.
+ */
+static void test_light_pools(void **state)
+{
+	struct html_run *r = html_run__new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(r);
+	for (int k = 0; k < 4; k++) {
+		struct dmt_snapshot *s = snap(k, "veth0");
+		struct dmt_pool_snap *p = realloc(s->pools, 3 * sizeof(*p));
+
+		assert_non_null(p);
+		s->pools = p;
+		s->n_pools = 3;
+		s->mode = DMT_MODE_LIGHT;
+		memset(&p[1], 0, 2 * sizeof(*p));
+		p[1].id = 13;
+		p[1].counters_unknown = k < 2;
+		if (k >= 2) {
+			p[1].addr = 0xffff888000002000ULL;
+			p[1].holds = 5000 + 25 * (k - 2);
+		}
+		p[2].id = 14;
+		p[2].counters_unknown = true;
+		/* the binding's counter restarts: 100, 200, then 5, 10 */
+		s->bindings[0].alloc_niovs = k < 2 ? 100 * (k + 1) : 5 * (k - 1);
+		assert_int_equal(html_run__add(r, s), 0);
+		snapshot__free(s);
+	}
+	f = open_memstream(&buf, &len);
+	assert_int_equal(html_report__fprint(f, r, NULL, NULL), 0);
+	fclose(f);
+	assert_int_equal(count(buf, "<tr class=\"pool\"><td>13</td>"), 1);
+	assert_non_null(strstr(buf, "not from the start\">25*</td>"));
+	assert_int_equal(count(buf, "<tr class=\"pool\"><td>14</td>"), 1);
+	assert_non_null(strstr(buf, "never located the pool\">?</td>"));
+	assert_non_null(strstr(buf, "3 page pools, 1 devmem bindings"));
+	/* 100 before the restart, 5 + 5 after: 110, not 10 - 100 wrapped */
+	assert_non_null(strstr(buf, "<td>30.0%</td><td>110</td>"));
+	free(buf);
+	html_run__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_charts),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_gate_rows),
+		cmocka_unit_test(test_light_pools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

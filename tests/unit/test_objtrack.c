@@ -294,9 +294,62 @@ static void test_lab_recording(void **state)
 	unlink(path);
 }
 
+/*
+ * The run figures report and the HTML page show (objrun): one row per pool
+ * whatever its sightings say (light mode lists a pool by id before a window
+ * gives its address), unknown stays unknown, history before the run is not
+ * the run's, and no difference ever wraps.
+ */
+static void test_run_light(void **state)
+{
+	struct dmt_pool_snap p[4][3];
+	struct dmt_snapshot s[4];
+	struct objrun r = {};
+
+	for (int k = 0; k < 4; k++) {
+		p[k][0] = pool_snap(0, 7, 0);		/* never located */
+		p[k][0].counters_unknown = true;
+		p[k][1] = k < 2 ? pool_snap(0, 8, 0) : pool_snap(0xffff2000, 8, 5000 + 10 * k);
+		p[k][1].counters_unknown = k < 2;
+		/* a counter that restarts (a reused map slot): 900, 950, then 30, 60 */
+		p[k][2] = pool_snap(0xffff3000, 9, k < 2 ? 900 + 50 * k : 30 * (k - 1));
+		s[k] = (struct dmt_snapshot){ .ts_ns = k, .mode = DMT_MODE_LIGHT, .n_pools = 3,
+					      .pools = p[k] };
+		assert_int_equal(objrun__add(&r, &s[k]), 0);
+	}
+	assert_int_equal(r.n_pools, 3);
+	assert_false(r.pools[0].known);
+	assert_true(r.pools[1].known);
+	assert_true(r.pools[1].partial);
+	assert_int_equal(r.pools[1].run.holds, 10);
+	assert_int_equal(r.pools[1].last.addr, 0xffff2000);
+	assert_false(r.pools[2].partial);
+	/* 50 before the restart, 30 + 30 after: not 60 - 900 wrapped */
+	assert_int_equal(r.pools[2].run.holds, 110);
+	objrun__fini(&r);
+}
+
+/* Past the caps objects are counted, not kept: memory bounded by the caps. */
+static void test_run_caps(void **state)
+{
+	struct dmt_pool_snap p[64];
+	struct dmt_snapshot s = { .n_pools = 64, .pools = p };
+	struct objrun r = { .max_pools = 16 };
+
+	for (int k = 0; k < 64; k++)
+		p[k] = pool_snap(0x1000 * (k + 1), k + 1, 10);
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_int_equal(r.n_pools, 16);
+	assert_int_equal(r.pools_over, 48);
+	assert_true(r.cap_pools <= 16);
+	objrun__fini(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_light),
+		cmocka_unit_test(test_run_caps),
 		cmocka_unit_test(test_pool_identity),
 		cmocka_unit_test(test_many_and_cap),
 		cmocka_unit_test(test_update_keeps_attributes),

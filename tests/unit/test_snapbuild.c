@@ -490,10 +490,31 @@ static void test_rates_address_reuse(void **state)
 	rate_tracker__free(rt);
 }
 
+/*
+ * A pool first seen without its netlink id, then with it: the same pool
+ * (objtrack's rule, as report and gate see it), so its rate goes on.
+ */
+static void test_rates_id_learned(void **state)
+{
+	struct rate_tracker *rt = rate_tracker__new();
+	struct dmt_snapshot *s;
+
+	s = rate_snap(1, 0, 1000, 900);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	snapshot__free(s);
+	s = rate_snap(2, 9, 1300, 1000);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_true(s->pools[0].hold_rate == 300);
+	assert_true(s->pools[0].release_rate == 100);
+	snapshot__free(s);
+	rate_tracker__free(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_from_map),
+		cmocka_unit_test(test_rates_id_learned),
 		cmocka_unit_test(test_pool_zombie_destroyed),
 		cmocka_unit_test(test_slot_release),
 		cmocka_unit_test(test_add_pool_grows),

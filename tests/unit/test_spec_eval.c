@@ -597,9 +597,60 @@ static void test_junit(void **state)
 	gate_spec__free(s);
 }
 
+/*
+ * Light mode (issue 26): pool 7 is listed by netlink but never located, its
+ * holds unknown; pool 8 is located at the third snapshot with 5000 holds of
+ * history from before the run. Unknown is no data, never 0; the history is
+ * not the run's; a count with an unknown part is a lower bound, which can
+ * pass ">=" but never "<=".
+ */
+static void test_light_unknown(void **state)
+{
+	struct gate_spec *sp = spec(
+		"version: 1\nthresholds:\n"
+		"  - metric: pool.holds\n    pool: 7\n    expect: [ count <= 0, count >= 1 ]\n"
+		"  - metric: pool.holds\n    pool: 8\n    expect: [ count <= 100, count >= 50 ]\n"
+		"  - metric: pool.releases\n    expect: [ count >= 1 ]\n");
+	struct dmt_snapshot *sn[4];
+	struct gate_report rep = {};
+
+	for (int k = 0; k < 4; k++) {
+		sn[k] = snap(k, 2, 0);
+		sn[k]->mode = DMT_MODE_LIGHT;
+		pool(&sn[k]->pools[0], 0, 7, "veth1", DMT_KIND_PAGES, 0);
+		sn[k]->pools[0].counters_unknown = true;
+		if (k < 2) {
+			pool(&sn[k]->pools[1], 0, 8, "veth1", DMT_KIND_PAGES, 0);
+			sn[k]->pools[1].counters_unknown = true;
+		} else {
+			pool(&sn[k]->pools[1], 0xffff1000, 8, "veth1", DMT_KIND_PAGES,
+			     5000 + 80 * (k - 2));
+		}
+	}
+	run(sp, sn, 4, &rep);
+	/* never known: no data, so neither "<= 0" nor ">= 1" passes */
+	assert_false(res(&rep, 0)->has_data);
+	assert_int_equal(res(&rep, 0)->status, GATE_FAIL);
+	assert_non_null(strstr(res(&rep, 0)->note, "light mode never located it"));
+	assert_int_equal(res(&rep, 1)->status, GATE_FAIL);
+	/* located: 80 over the run, not 5080; at least that */
+	assert_true(res(&rep, 2)->has_data);
+	assert_true(res(&rep, 2)->observed == 80);
+	assert_int_equal(res(&rep, 2)->bound, GATE_LOWER);
+	assert_int_equal(res(&rep, 2)->status, GATE_FAIL);
+	assert_int_equal(res(&rep, 3)->status, GATE_PASS);
+	assert_true(res(&rep, 4)->observed == 40);
+	assert_int_equal(res(&rep, 4)->status, GATE_PASS);
+	gate_report__fini(&rep);
+	for (int k = 0; k < 4; k++)
+		free_snap(sn[k]);
+	gate_spec__free(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_light_unknown),
 		cmocka_unit_test(test_finish_keeps_caller_fields),
 		cmocka_unit_test(test_hist_aggregation),
 		cmocka_unit_test(test_key_reuse),

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The collector's insides, shared by its files (not for commands):
+ *   collector.c        lifecycle: new (probe -> policy -> load -> attach), snapshot, free
+ *   collector_probe.c  what this kernel lets us use: BTF, fentry probes, kallsyms,
+ *                      the mode policy (dmt_hooks[].modes), token source
+ *   collector_light.c  light mode: sampling windows and the pools' own counters
+ *   collector_read.c   maps -> snapshot: pools, netlink, bindings, tokens, stats
+ * Availability and the attach mode are decided in src/core/availability.c
+ * from c->ar, which these files fill.
+ */
+#ifndef DEVMEMTOP_COLLECTOR_INT_H
+#define DEVMEMTOP_COLLECTOR_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "availability.h"
+#include "collector.h"
+#include "hooks.h"
+#include "nl.h"
+#include "snapbuild.h"
+
+struct btf;
+struct bpf_program;
+struct bpf_link;
+struct ring_buffer;
+struct devmemtop;
+
+struct prog_state {
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	bool wanted;		/* probe and policy said it can work */
+	bool ran;		/* attached now or once (light windows): has run stats */
+};
+
+struct collector {
+	struct collector_opts opts;
+	struct devmemtop *skel;
+	struct btf *vmlinux;
+	struct ring_buffer *rb;
+	struct dmt_pool *slots;		/* pool_slots, mmap()ed */
+	size_t slots_len;
+	struct netdev_nl *nl;
+	int stats_fd;
+	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
+	enum dmt_attach_mode mode;
+	struct prog_state ps[DMT_H__COUNT];
+	struct dmt_attach_result ar;	/* what attached: availability's input */
+	uint64_t devmem_alloc_fn;	/* mp_dmabuf_devmem_alloc_netmems */
+	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
+	struct tok_agg tok_agg;		/* this snapshot's token counts */
+	struct dmt_tok_stats tok_stats;
+
+	struct rate_tracker *rates;
+	struct binding_memory *bindings;
+	uint64_t last_ts;
+	uint64_t seq;
+
+	/* light mode (the flag and window sizes are in ar) */
+	uint64_t last_window;		/* CLOCK_MONOTONIC of the last window's start */
+	uint64_t windows;		/* sampling windows run */
+	uint64_t light_stale;		/* reads discarded by the generation check */
+
+	collector_event_fn ev_cb;
+	void *ev_ctx;
+
+	char **log;
+	size_t n_log;
+};
+
+void coll_log(struct collector *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline bool attached(const struct collector *c, enum dmt_hook id)
+{
+	return c->ar.hook[id].attached;
+}
+
+/* collector_probe.c */
+const char *kernel_btf_path(void);
+bool btf_has(const struct btf *btf, const char *name, int kind);
+bool binding_free_takes_work(const struct btf *btf);
+void read_kallsyms(struct collector *c);
+void select_programs(struct collector *c);
+
+/* collector_light.c */
+void light_window(struct collector *c);
+bool light_pool(struct collector *c, struct dmt_pool *v);
+
+/* collector_read.c */
+int read_pools(struct collector *c, struct dmt_snapshot *s);
+int merge_netlink(struct collector *c, struct dmt_snapshot *s);
+int read_tokens(struct collector *c, struct dmt_snapshot *s);
+int read_bindings(struct collector *c, struct dmt_snapshot *s);
+void read_globals(struct collector *c, struct dmt_snapshot *s);
+void read_prog_stats(struct collector *c, struct dmt_snapshot *s);
+
+#define READ_ONCE_U64(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+#endif /* DEVMEMTOP_COLLECTOR_INT_H */

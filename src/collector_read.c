@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collector, maps -> snapshot: the pool slots and overflow hash, netlink's
+ * page-pool-get, the bindings (with their walk), frag tokens and holders,
+ * global counters and per-program statistics. The pure parts (merging,
+ * rates, token aggregation) live in src/core/snapbuild.c and tokens.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collector_int.h"
+#include "util.h"
+#include "devmemtop.skel.h"
+
+static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *vals;
+	__u32 key = idx;
+
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &key, vals))
+		for (int i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+int read_pools(struct collector *c, struct dmt_snapshot *s)
+{
+	int fd = bpf_map__fd(c->skel->maps.pools);
+	struct dmt_pool_key key, next, *gone = NULL;
+	size_t n_gone = 0, cap = 0;
+	struct dmt_pool v;
+	int err = 0;
+
+	/*
+	 * The id-indexed slots first, then the overflow hash. A slot is read
+	 * through the mapping: copy it first, the BPF side may be updating it.
+	 */
+	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++) {
+		if (!READ_ONCE_U64(c->slots[i].addr))
+			continue;
+		memcpy(&v, &c->slots[i], sizeof(v));
+		if (!v.addr)
+			continue;
+		if (c->ar.light && light_pool(c, &v)) {
+			/* destroyed while we looked: take the tracepoint's values */
+			memcpy(&v, &c->slots[i], sizeof(v));
+			v.hold_base = v.release_base = 0;
+		}
+		err = snapbuild_add_pool(s, &cap, &v);
+		if (err)
+			return err;
+		/* a destroyed pool is reported in this snapshot, then forgotten */
+		if (v.flags & DMT_POOL_GONE)
+			snapbuild_slot_release(&c->slots[i], v.addr, v.id);
+	}
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;	/* deleted meanwhile */
+		if (c->ar.light && light_pool(c, &v)) {
+			if (bpf_map_lookup_elem(fd, &key, &v))
+				continue;
+			v.hold_base = v.release_base = 0;
+		}
+		err = snapbuild_add_pool(s, &cap, &v);
+		if (err)
+			goto out;
+		if (!(v.flags & DMT_POOL_GONE) || n_gone >= DMT_MAX_POOLS)
+			continue;
+		/* allocated when first needed: most snapshots have no pool to forget */
+		if (!gone && !(gone = calloc(DMT_MAX_POOLS, sizeof(*gone)))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		gone[n_gone++] = key;
+	}
+	for (size_t i = 0; i < n_gone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+out:
+	free(gone);
+	return err;
+}
+
+int merge_netlink(struct collector *c, struct dmt_snapshot *s)
+{
+	struct nl_pool_info *nlp = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!c->nl)
+		return 0;
+	err = netdev_nl__pools(c->nl, &nlp, &n);
+	if (err) {
+		/* the dump is an enrichment: the snapshot stands without it */
+		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
+		return 0;
+	}
+	err = snapbuild_merge_netlink(s, nlp, n);
+	free(nlp);
+	/* light mode: a listed pool no window or per-call hook has located yet */
+	for (size_t i = 0; !err && c->ar.light && i < s->n_pools; i++)
+		if (!s->pools[i].addr)
+			s->pools[i].counters_unknown = true;
+	/* the dump gives an ifindex in our netns: its name is ours to look up */
+	for (size_t i = 0; !err && i < s->n_pools; i++) {
+		struct dmt_pool_snap *p = &s->pools[i];
+		char name[IF_NAMESIZE];
+
+		if (p->attr_src == DMT_ATTR_NETLINK && p->ifindex > 0 && !p->ifname[0] &&
+		    if_indextoname(p->ifindex, name))
+			snprintf(p->ifname, sizeof(p->ifname), "%s", name);
+	}
+	return err;
+}
+
+static int walk_binding(struct collector *c, uint64_t addr, struct dmt_walk *w)
+{
+	__u64 args[1] = { addr };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
+	int err;
+
+	if (!c->ar.hook[DMT_H_WALK_BINDING].loaded)
+		return -ENOTSUP;
+	err = bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.walk_binding), &o);
+	if (err)
+		return -errno;
+	*w = c->skel->bss->walk_out;
+	return w->err ? -EIO : 0;
+}
+
+/* Every entry of the token map, with batched lookups. */
+static int read_token_map(struct collector *c, struct dmt_tok_entry **out, size_t *n_out)
+{
+	int fd = bpf_map__fd(c->skel->maps.tok_map);
+	struct dmt_tok_key *keys = NULL;
+	struct dmt_tok_val *vals = NULL;
+	struct dmt_tok_entry *e = NULL;
+	__u32 batch = 4096, cnt;
+	__u64 in = 0, outb = 0;
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	keys = calloc(batch, sizeof(*keys));
+	vals = calloc(batch, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+		int r;
+
+		cnt = batch;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &in, &outb, keys, vals, &cnt, &bo);
+		if (r && errno != ENOENT) {
+			err = -errno;
+			goto out;
+		}
+		if (n + cnt > cap) {
+			size_t ncap = (n + cnt) * 2;
+			void *ne = realloc(e, ncap * sizeof(*e));
+
+			if (!ne) {
+				err = -ENOMEM;
+				goto out;
+			}
+			e = ne;
+			cap = ncap;
+		}
+		for (__u32 i = 0; i < cnt; i++) {
+			e[n].key = keys[i];
+			e[n].val = vals[i];
+			n++;
+		}
+		if (r)
+			break;	/* ENOENT: that was the last batch */
+		in = outb;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	if (err) {
+		free(e);
+		return err;
+	}
+	*out = e;
+	*n_out = n;
+	return 0;
+}
+
+/* Append the holder map's entries to hs[*nh..cap), skipping sockets already there. */
+static void read_holders(struct collector *c, struct dmt_holder *hs, size_t *nh, size_t cap)
+{
+	int fd = bpf_map__fd(c->skel->maps.holders);
+	size_t before = *nh;
+	__u64 key, next;
+
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r && *nh < cap;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		bool dup = false;
+
+		key = next;
+		for (size_t i = 0; i < before && !dup; i++)
+			dup = hs[i].sk == key;
+		if (!dup && !bpf_map_lookup_elem(fd, &key, &hs[*nh]))
+			(*nh)++;
+	}
+}
+
+int read_tokens(struct collector *c, struct dmt_snapshot *s)
+{
+	struct dmt_holder *hs = NULL;
+	struct dmt_tok_entry *toks = NULL;
+	size_t n = 0, nh = 0;
+	__u32 zero = 0;
+	int err;
+
+	tok_agg__free(&c->tok_agg);
+	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
+	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
+	if (!c->ar.hook[DMT_H_TOK_DESTROY].loaded)
+		return 0;
+	/*
+	 * The holders before and after the tokens: a socket destroyed while
+	 * the token map was read is in the first pass, one that got its first
+	 * token meanwhile in the second, so every token read has its holder.
+	 */
+	hs = calloc(2 * DMT_MAX_HOLDERS, sizeof(*hs));
+	if (!hs)
+		return -ENOMEM;
+	read_holders(c, hs, &nh, DMT_MAX_HOLDERS);
+	err = read_token_map(c, &toks, &n);
+	if (err)
+		goto out;
+	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
+	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
+	if (err)
+		goto out;
+	if (c->tok_agg.n_holders) {
+		s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
+		if (!s->holders) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
+		s->n_holders = c->tok_agg.n_holders;
+	}
+out:
+	free(toks);
+	free(hs);
+	return err;
+}
+
+/*
+ * Held tokens and niovs of a binding the tracker may know: exact only when
+ * it saw the binding created (hence every token since) and lost none.
+ */
+static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
+			 const struct dmt_binding *v)
+{
+	const struct tok_binding_held *h;
+
+	b->held_tokens = b->held_by_sockets = -1;
+	b->held_why = DMT_HELD_NO_REASON;
+	if (!dmt_tokens_tracked(&c->ar))
+		return;	/* the availability says why */
+	if (!v || !(v->flags & DMT_BIND_SEEN_CREATE)) {
+		b->held_why = DMT_HELD_ATTACHED_LATE;
+		return;
+	}
+	/*
+	 * The fallback forgets a destroyed socket's tokens only through its
+	 * holder entry: a socket the holder map had no room for keeps them.
+	 */
+	if (v->tok_lost || (c->ar.tok_fallback && c->tok_stats.holders_full)) {
+		b->held_why = DMT_HELD_MAP_FULL;
+		return;
+	}
+	if (c->ar.tok_fallback && (c->tok_stats.dontneed_mismatch || c->tok_stats.no_socket)) {
+		b->held_why = c->tok_stats.no_socket ? DMT_HELD_NO_SOCKET :
+			      DMT_HELD_DONTNEED_MISMATCH;
+		return;
+	}
+	h = tok_agg__binding(&c->tok_agg, b->id);
+	b->held_tokens = h ? (int64_t)h->tokens : 0;
+	b->held_by_sockets = h ? (int64_t)h->niovs : 0;
+}
+
+static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
+			    struct snapbuild_addrs *addrs)
+{
+	int fd = bpf_map__fd(c->skel->maps.bindings);
+	__u32 key, next, gone[DMT_MAX_BINDINGS];
+	struct dmt_binding v;
+	size_t n_gone = 0;
+
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
+	     r = bpf_map_get_next_key(fd, &key, &next)) {
+		struct dmt_binding_snap *b;
+
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		b = snapbuild_add_binding(s, &v);
+		if (!b || snapbuild_addr_set(addrs, s->n_bindings - 1, v.addr))
+			return -ENOMEM;
+		binding_held(c, b, &v);
+		/* a freed binding is reported in this snapshot, then forgotten */
+		if (!b->alive && n_gone < DMT_MAX_BINDINGS)
+			gone[n_gone++] = key;
+	}
+	for (size_t i = 0; i < n_gone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	return 0;
+}
+
+int read_bindings(struct collector *c, struct dmt_snapshot *s)
+{
+	struct snapbuild_addrs addrs = {};
+	bool in_pools_known = c->ar.hook[DMT_H_PP_HOLD].attached || c->ar.light;
+	int err;
+
+	if (!c->ar.have_devmem)
+		return 0;
+	err = read_binding_map(c, s, &addrs);
+	if (!err)
+		err = snapbuild_link_pools(s, &addrs);
+	for (size_t i = 0; !err && i < s->n_bindings; i++) {
+		struct dmt_binding_snap *b = &s->bindings[i];
+		uint64_t addr = i < addrs.n ? addrs.v[i] : 0;
+		struct dmt_walk w = {};
+
+		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id)
+			snapbuild_apply_walk(b, &w, c->mode);
+		snapbuild_finish_binding(b, in_pools_known);
+		if (b->held_tokens < 0 && !b->held_why)
+			binding_held(c, b, NULL);
+	}
+	if (!err && c->ar.light)
+		snapbuild_light_niov_frees(s);
+	if (!err)
+		err = binding_memory__apply(c->bindings, s);
+	free(addrs.v);
+	return err;
+}
+
+/* kernel.bpf_stats_enabled, from a file kept open: no open/stdio per snapshot */
+static int bpf_stats_sysctl(struct collector *c)
+{
+	char buf[16];
+	ssize_t n;
+
+	if (c->stats_sysctl_fd < 0)
+		return 0;
+	n = pread(c->stats_sysctl_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return atoi(buf) != 0;
+}
+
+/*
+ * Run time and count per program. Only programs that were ever attached
+ * can have run: the others are listed without a syscall each (light mode
+ * loads every program and attaches a few).
+ */
+void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
+{
+	s->bpf_stats_enabled = bpf_stats_sysctl(c) || c->stats_fd >= 0;
+	s->progs = calloc(DMT_H__COUNT, sizeof(*s->progs));
+	if (!s->progs)
+		return;
+	for (size_t i = 0; i < DMT_H__COUNT; i++) {
+		struct dmt_prog_stat *ps = &s->progs[s->n_progs];
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!c->ar.hook[i].loaded || dmt_hooks[i].kind == DMT_HK_RUN)
+			continue;
+		snprintf(ps->name, sizeof(ps->name), "%s", dmt_hooks[i].name);
+		ps->attached = c->ar.hook[i].attached;
+		if (c->ps[i].ran &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(c->ps[i].prog), &info, &len)) {
+			ps->run_time_ns = info.run_time_ns;
+			ps->run_cnt = info.run_cnt;
+		}
+		s->n_progs++;
+	}
+}
+
+/* Kernel-wide counters, summed over the CPUs. */
+void read_globals(struct collector *c, struct dmt_snapshot *s)
+{
+	s->dontneed_tokens = counter_sum(c, DMT_CNT_DONTNEED_TOKENS);
+	s->dontneed_calls = counter_sum(c, DMT_CNT_DONTNEED_CALLS);
+	s->provider_calls = counter_sum(c, DMT_CNT_PROVIDER_CALLS);
+	s->ringbuf_drops = counter_sum(c, DMT_CNT_RB_DROPS);
+	s->map_full = counter_sum(c, DMT_CNT_POOL_MAP_FULL) +
+		      counter_sum(c, DMT_CNT_BIND_MAP_FULL);
+	s->lat_missed = counter_sum(c, DMT_CNT_LAT_MISSED);
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Availability and the mode policy as pure functions: every attach mode
+ * (devmem tracepoints, fentry, tracepoint-only, light), the token sources
+ * (0009's tracepoints, the cmsg fallback, neither) and their reasons.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "availability.h"
+
+#define EPERM_WHY "fentry/fexit load refused: Operation not permitted"
+
+static void on(struct dmt_attach_result *r, enum dmt_hook h)
+{
+	r->hook[h].loaded = true;
+	r->hook[h].attached = true;
+	r->hook[h].why[0] = '\0';
+}
+
+static void off(struct dmt_attach_result *r, enum dmt_hook h, const char *why)
+{
+	r->hook[h].loaded = false;
+	r->hook[h].attached = false;
+	snprintf(r->hook[h].why, sizeof(r->hook[h].why), "%s", why);
+}
+
+/* A kernel with devmem where only the tracepoints attach (fentry: EPERM). */
+static void tp_only(struct dmt_attach_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->have_devmem = true;
+	r->netlink = true;
+	r->tok_fallback = true;
+	r->window_ns = 20000000;
+	r->period_ns = 10000000000ULL;
+	for (int h = 0; h < DMT_H__COUNT; h++)
+		off(r, h, EPERM_WHY);
+	on(r, DMT_H_PP_HOLD);
+	on(r, DMT_H_PP_RELEASE);
+	on(r, DMT_H_PP_DESTROY);
+	on(r, DMT_H_PP_NID);
+	on(r, DMT_H_WALK_BINDING);
+	on(r, DMT_H_TOK_DESTROY);
+	for (int h = DMT_H_DM_CREATE; h <= DMT_H_TOK_TP_RELEASE; h++)
+		off(r, h, "tracepoint not in this kernel");
+	off(r, DMT_H_LIGHT_READ, "light mode only");
+}
+
+static void with_fentry(struct dmt_attach_result *r)
+{
+	for (int h = DMT_H_BIND_EXIT; h <= DMT_H_DONTNEED_EXIT; h++)
+		on(r, h);
+	for (int h = DMT_H_TOK_RECVMSG_ENTRY; h <= DMT_H_TOK_DONTNEED_EXIT; h++)
+		on(r, h);
+}
+
+static void with_devmem_tp(struct dmt_attach_result *r)
+{
+	for (int h = DMT_H_DM_CREATE; h <= DMT_H_DM_DONTNEED; h++)
+		on(r, h);
+	/* prefer_devmem_tracepoints() leaves these unloaded */
+	off(r, DMT_H_BIND_EXIT, "not needed: devmem tracepoints cover it");
+	off(r, DMT_H_UNBIND_ENTRY, "not needed: devmem tracepoints cover it");
+	off(r, DMT_H_BINDING_FREE_ENTRY, "not needed: devmem tracepoints cover it");
+	off(r, DMT_H_DONTNEED_EXIT, "not needed: devmem tracepoints cover it");
+}
+
+static void light(struct dmt_attach_result *r)
+{
+	tp_only(r);
+	r->light = true;
+	r->hook[DMT_H_PP_HOLD].attached = false;
+	r->hook[DMT_H_PP_RELEASE].attached = false;
+	snprintf(r->hook[DMT_H_PP_HOLD].why, sizeof(r->hook[0].why),
+		 "light mode: attached in sampling windows");
+	on(r, DMT_H_LIGHT_READ);
+	r->hook[DMT_H_LIGHT_READ].attached = false;	/* run, never attached */
+	off(r, DMT_H_TOK_DESTROY, "per-token hook: not attached in light mode");
+}
+
+#define EXACT(av, m, src) do { \
+	assert_true((av)[m].available); assert_false((av)[m].sampled); \
+	assert_string_equal((av)[m].source, src); assert_string_equal((av)[m].reason, ""); \
+} while (0)
+#define UNAVAIL(av, m, why) do { \
+	assert_false((av)[m].available); assert_string_equal((av)[m].reason, why); \
+} while (0)
+
+static void test_tracepoint_only(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	tp_only(&r);
+	dmt_availability__decide(&r, av);
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_TP_ONLY);
+	EXACT(av, DMT_M_POOL_HOLDS, "tp_btf/page_pool_state_hold");
+	EXACT(av, DMT_M_POOL_RELEASES, "tp_btf/page_pool_state_release");
+	EXACT(av, DMT_M_POOL_INFLIGHT, "hold - release counters");
+	EXACT(av, DMT_M_POOL_REFILL, "pool->alloc.count at page_pool_state_hold");
+	EXACT(av, DMT_M_POOL_DESTROY, "tp_btf/page_pool_release");
+	EXACT(av, DMT_M_POOL_NID, "tp_btf/page_pool_update_nid");
+	EXACT(av, DMT_M_BIND_OCCUPANCY, "bpf_loop walk of the binding");
+	EXACT(av, DMT_M_BIND_IN_POOLS, "sum of the binding's pools' inflight");
+	EXACT(av, DMT_M_NETLINK, "netdev genl page-pool-get");
+	UNAVAIL(av, DMT_M_BIND_LIFECYCLE, EPERM_WHY);
+	assert_string_equal(av[DMT_M_BIND_LIFECYCLE].source, "fexit/net_devmem_bind_dmabuf");
+	UNAVAIL(av, DMT_M_BIND_ALLOC_LATENCY, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_FREE_LATENCY, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_ALLOC_FAIL, EPERM_WHY);
+	assert_string_equal(av[DMT_M_BIND_ALLOC_FAIL].source,
+			    "fexit/mp_dmabuf_devmem_alloc_netmems");
+	UNAVAIL(av, DMT_M_BIND_PROVIDER_CALLS, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_LEAKS, EPERM_WHY);
+	UNAVAIL(av, DMT_M_DONTNEED_TOKENS, EPERM_WHY);
+	/* the token fallback names its first missing hook */
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "no devmem_token_* tracepoints (0009); "
+		"fallback fexit/put_cmsg_notrunc: " EPERM_WHY);
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "no devmem_token_* tracepoints (0009); "
+		"fallback fexit/put_cmsg_notrunc: " EPERM_WHY);
+	UNAVAIL(av, DMT_M_DONTNEED_COST, EPERM_WHY);
+	assert_false(dmt_tokens_tracked(&r));
+}
+
+static void test_fentry(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	tp_only(&r);
+	with_fentry(&r);
+	dmt_availability__decide(&r, av);
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_FENTRY);
+	EXACT(av, DMT_M_BIND_LIFECYCLE, "fexit/net_devmem_bind_dmabuf");
+	EXACT(av, DMT_M_BIND_OCCUPANCY, "bpf_loop walk of the binding");
+	EXACT(av, DMT_M_BIND_ALLOC_LATENCY, "fentry+fexit/mp_dmabuf_devmem_alloc_netmems");
+	EXACT(av, DMT_M_BIND_FREE_LATENCY, "fentry+fexit/mp_dmabuf_devmem_release_page");
+	EXACT(av, DMT_M_BIND_ALLOC_FAIL, "fexit/mp_dmabuf_devmem_alloc_netmems");
+	EXACT(av, DMT_M_BIND_PROVIDER_CALLS, "fexit/mp_dmabuf_devmem_alloc_netmems");
+	EXACT(av, DMT_M_BIND_LEAKS, "fentry/net_devmem_unbind_dmabuf + binding free");
+	EXACT(av, DMT_M_DONTNEED_TOKENS, "fexit/sock_devmem_dontneed");
+	/* tokens through the cmsg writer (no 0009) */
+	assert_true(dmt_tokens_tracked(&r));
+	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS,
+	      "fexit/put_cmsg_notrunc, fentry/tcp_recvmsg+sock_devmem_dontneed");
+	EXACT(av, DMT_M_RECVMSG_TOKENS, "fexit/tcp_recvmsg");
+	EXACT(av, DMT_M_DONTNEED_COST, "fentry+fexit/sock_devmem_dontneed");
+	/* only fexit on the provider: still fentry mode */
+	tp_only(&r);
+	on(&r, DMT_H_MP_ALLOC_EXIT);
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_FENTRY);
+}
+
+static void test_devmem_tracepoints(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	tp_only(&r);
+	with_fentry(&r);
+	with_devmem_tp(&r);
+	dmt_availability__decide(&r, av);
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_DEVMEM_TP);
+	EXACT(av, DMT_M_BIND_LIFECYCLE, "tp_btf/devmem_binding_*");
+	EXACT(av, DMT_M_BIND_OCCUPANCY, "tp_btf/devmem_* free_niovs");
+	EXACT(av, DMT_M_BIND_ALLOC_FAIL, "tp_btf/devmem_alloc_fail");
+	EXACT(av, DMT_M_BIND_PROVIDER_CALLS, "tp_btf/devmem_alloc");
+	EXACT(av, DMT_M_BIND_LEAKS, "tp_btf/devmem_binding_unbind/free");
+	EXACT(av, DMT_M_DONTNEED_TOKENS, "tp_btf/devmem_dontneed");
+	/* latency needs fentry in every mode */
+	EXACT(av, DMT_M_BIND_ALLOC_LATENCY, "fentry+fexit/mp_dmabuf_devmem_alloc_netmems");
+	/* devmem tracepoints without fentry: latency unavailable, the rest exact */
+	tp_only(&r);
+	with_devmem_tp(&r);
+	dmt_availability__decide(&r, av);
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_DEVMEM_TP);
+	EXACT(av, DMT_M_BIND_LEAKS, "tp_btf/devmem_binding_unbind/free");
+	UNAVAIL(av, DMT_M_BIND_ALLOC_LATENCY, EPERM_WHY);
+	/* a kernel with devmem_alloc but no devmem_alloc_fail: the fexit fallback */
+	off(&r, DMT_H_DM_ALLOC_FAIL, "tracepoint devmem_alloc_fail not in this kernel");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_ALLOC_FAIL, EPERM_WHY);
+	/* devmem_alloc alone is not the devmem-tracepoints mode */
+	off(&r, DMT_H_DM_CREATE, "tracepoint devmem_binding_create not in this kernel");
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_TP_ONLY);
+}
+
+static void test_token_sources(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	/* 0009's tracepoints */
+	tp_only(&r);
+	r.tok_fallback = false;
+	on(&r, DMT_H_TOK_TP_RECV);
+	on(&r, DMT_H_TOK_TP_DONTNEED);
+	on(&r, DMT_H_TOK_TP_RELEASE);
+	dmt_availability__decide(&r, av);
+	assert_true(dmt_tokens_tracked(&r));
+	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS, "tp_btf/devmem_token_* (kernel-patches/0009)");
+	/* tokens per recvmsg need fexit/tcp_recvmsg even then */
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, EPERM_WHY);
+	/* one tracepoint missing: the reason names the source */
+	off(&r, DMT_H_TOK_TP_RECV, "attach devmem_token_recv failed: Invalid argument");
+	dmt_availability__decide(&r, av);
+	assert_false(dmt_tokens_tracked(&r));
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS,
+		"devmem_token_*: attach devmem_token_recv failed: Invalid argument");
+	/* no socket-destroy hook: no source is complete */
+	on(&r, DMT_H_TOK_TP_RECV);
+	off(&r, DMT_H_TOK_DESTROY, "");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "tcp_destroy_sock: not attached");
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "tcp_destroy_sock: not attached");
+	/* the fallback without its DONTNEED reader */
+	tp_only(&r);
+	with_fentry(&r);
+	off(&r, DMT_H_TOK_DONTNEED_ENTRY, "attach sock_devmem_dontneed failed: Busy");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "no devmem_token_* tracepoints (0009); "
+		"fallback fentry/sock_devmem_dontneed: attach sock_devmem_dontneed failed: Busy");
+	UNAVAIL(av, DMT_M_DONTNEED_COST, "attach sock_devmem_dontneed failed: Busy");
+	/* tracked, but fexit/tcp_recvmsg missing: only tokens per recvmsg go */
+	on(&r, DMT_H_TOK_DONTNEED_ENTRY);
+	off(&r, DMT_H_TOK_RECVMSG_EXIT, "attach tcp_recvmsg failed: Busy");
+	dmt_availability__decide(&r, av);
+	assert_true(av[DMT_M_BIND_HELD_BY_SOCKETS].available);
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "attach tcp_recvmsg failed: Busy");
+}
+
+static void test_light(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+	char why[256];
+
+	light(&r);
+	dmt_availability__decide(&r, av);
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_LIGHT);
+	EXACT(av, DMT_M_POOL_HOLDS, "pool->pages_state_hold_cnt at snapshot");
+	EXACT(av, DMT_M_POOL_RELEASES, "pool->pages_state_release_cnt at snapshot");
+	EXACT(av, DMT_M_POOL_INFLIGHT, "pool hold - release counters at snapshot");
+	assert_true(av[DMT_M_POOL_REFILL].available);
+	assert_true(av[DMT_M_POOL_REFILL].sampled);
+	assert_string_equal(av[DMT_M_POOL_REFILL].source,
+			    "page_pool_state_hold 20ms every 10000ms");
+	EXACT(av, DMT_M_BIND_OCCUPANCY, "binding walk at snapshot");
+	EXACT(av, DMT_M_BIND_IN_POOLS, "sum of the binding's pools' inflight");
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "per-token hook: not attached in light mode");
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "per-token hook: not attached in light mode");
+	UNAVAIL(av, DMT_M_DONTNEED_COST, "per-token hook: not attached in light mode");
+	UNAVAIL(av, DMT_M_BIND_FREE_LATENCY, "per-niov hook: not attached in light mode");
+	UNAVAIL(av, DMT_M_BIND_PROVIDER_CALLS, EPERM_WHY);
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	/* with the devmem tracepoints: refills of devmem pools are every one */
+	with_devmem_tp(&r);
+	off(&r, DMT_H_DM_NIOV_FREE, "per-niov hook: not attached in light mode");
+	dmt_availability__decide(&r, av);
+	assert_string_equal(av[DMT_M_POOL_REFILL].source,
+			    "devmem: devmem_alloc; pages: hold tp 20ms/10000ms");
+	assert_true(av[DMT_M_POOL_REFILL].sampled);
+	EXACT(av, DMT_M_BIND_PROVIDER_CALLS, "tp_btf/devmem_alloc; frees: pool counters");
+	/* light's occupancy is the walk's, even with devmem tracepoints */
+	EXACT(av, DMT_M_BIND_OCCUPANCY, "binding walk at snapshot");
+	off(&r, DMT_H_WALK_BINDING, "BPF load failed (Invalid argument); "
+	    "run with -vv for the verifier log");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_OCCUPANCY, "BPF load failed (Invalid argument); "
+		"run with -vv for the verifier log");
+}
+
+static void test_no_devmem_no_netlink(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	for (int l = 0; l < 2; l++) {
+		if (l)
+			light(&r);
+		else
+			tp_only(&r);
+		r.have_devmem = false;
+		r.netlink = false;
+		snprintf(r.nl_why, sizeof(r.nl_why), "disabled by --no-netlink");
+		dmt_availability__decide(&r, av);
+		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++)
+			UNAVAIL(av, m, "kernel has no devmem (CONFIG_NET_DEVMEM)");
+		UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "kernel has no devmem (CONFIG_NET_DEVMEM)");
+		UNAVAIL(av, DMT_M_DONTNEED_COST, "kernel has no devmem (CONFIG_NET_DEVMEM)");
+		UNAVAIL(av, DMT_M_NETLINK, "disabled by --no-netlink");
+		assert_true(av[DMT_M_POOL_HOLDS].available);
+	}
+}
+
+static void test_attach_check(void **state)
+{
+	struct dmt_attach_result r;
+	char why[256];
+
+	tp_only(&r);
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	off(&r, DMT_H_PP_RELEASE, "attach page_pool_state_release failed: Busy");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "cannot attach the page_pool tracepoints: "
+			    "attach page_pool_state_release failed: Busy");
+	off(&r, DMT_H_PP_HOLD, "");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "cannot attach the page_pool tracepoints: not attached");
+	/* light: the pool-release tracepoint and the reader, not the per-page ones */
+	light(&r);
+	off(&r, DMT_H_LIGHT_READ, "BPF load failed (Permission denied); "
+	    "run with -vv for the verifier log");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "light mode needs the page_pool_release tracepoint and the "
+			    "counter reader: BPF load failed (Permission denied); "
+			    "run with -vv for the verifier log");
+	light(&r);
+	off(&r, DMT_H_PP_DESTROY, "tracepoint page_pool_release not in this kernel");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "light mode needs the page_pool_release tracepoint and the "
+			    "counter reader: tracepoint page_pool_release not in this kernel");
+	light(&r);
+	r.hook[DMT_H_PP_HOLD].loaded = false;	/* windows need it loadable */
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+}
+
+/* The mode policy table: which --mode loads which program, and why not. */
+static void test_mode_policy(void **state)
+{
+	const int modes[] = { -1, DMT_MODE_FENTRY, DMT_MODE_TP_ONLY, DMT_MODE_LIGHT };
+	char buf[64];
+
+	for (size_t m = 0; m < 4; m++) {
+		/* the base and the walk load in every mode */
+		assert_true(dmt_hook_in_mode(DMT_H_PP_HOLD, modes[m]));
+		assert_true(dmt_hook_in_mode(DMT_H_PP_RELEASE, modes[m]));
+		assert_true(dmt_hook_in_mode(DMT_H_PP_DESTROY, modes[m]));
+		assert_true(dmt_hook_in_mode(DMT_H_PP_NID, modes[m]));
+		assert_true(dmt_hook_in_mode(DMT_H_WALK_BINDING, modes[m]));
+		assert_int_equal(dmt_hook_in_mode(DMT_H_LIGHT_READ, modes[m]),
+				 modes[m] == DMT_MODE_LIGHT);
+	}
+	/* default: everything but the light reader */
+	for (int h = 0; h < DMT_H__COUNT; h++)
+		assert_int_equal(dmt_hook_in_mode(h, -1), h != DMT_H_LIGHT_READ);
+	assert_string_equal(dmt_hook_mode_why(DMT_H_LIGHT_READ, -1), "light mode only");
+	assert_string_equal(dmt_hook_mode_why(DMT_H_LIGHT_READ, DMT_MODE_TP_ONLY),
+			    "light mode only");
+	/* -m fentry: no devmem or token tracepoints, fentry kept */
+	for (int h = 0; h < DMT_H__COUNT; h++) {
+		enum dmt_hook_group g = dmt_hooks[h].group;
+		bool want = g != DMT_HG_DEVMEM_TP && g != DMT_HG_TOK_TP && g != DMT_HG_LIGHT;
+
+		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_FENTRY), want);
+		if (!want && g != DMT_HG_LIGHT)
+			assert_string_equal(dmt_hook_mode_why(h, DMT_MODE_FENTRY),
+					    "disabled by --mode");
+	}
+	/* -m tp: no fentry either; the socket-destroy hook stays */
+	for (int h = 0; h < DMT_H__COUNT; h++) {
+		enum dmt_hook_group g = dmt_hooks[h].group;
+		bool want = g == DMT_HG_POOL || g == DMT_HG_WALK || g == DMT_HG_TOK;
+
+		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_TP_ONLY), want);
+	}
+	/* light: per-niov and per-token programs off, with their reasons */
+	for (int h = 0; h < DMT_H__COUNT; h++) {
+		bool per_niov = h == DMT_H_MP_RELEASE_ENTRY || h == DMT_H_MP_RELEASE_EXIT ||
+				h == DMT_H_DM_NIOV_FREE;
+		enum dmt_hook_group g = dmt_hooks[h].group;
+		bool per_tok = g == DMT_HG_TOK_TP || g == DMT_HG_TOK_FENTRY || g == DMT_HG_TOK;
+
+		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_LIGHT), !per_niov && !per_tok);
+		if (per_niov)
+			assert_string_equal(dmt_hook_mode_why(h, DMT_MODE_LIGHT),
+					    "per-niov hook: not attached in light mode");
+		if (per_tok)
+			assert_string_equal(dmt_hook_mode_why(h, DMT_MODE_LIGHT),
+					    "per-token hook: not attached in light mode");
+		/* only the per-page pair is attached in windows */
+		assert_int_equal(dmt_hooks[h].window,
+				 h == DMT_H_PP_HOLD || h == DMT_H_PP_RELEASE);
+		assert_non_null(dmt_hooks[h].name);
+		assert_non_null(dmt_hooks[h].target);
+	}
+	assert_string_equal(dmt_hook_target(DMT_H_TOK_CMSG_EXIT, buf, sizeof(buf)),
+			    "fexit/put_cmsg_notrunc");
+	assert_string_equal(dmt_hook_target(DMT_H_MP_ALLOC_ENTRY, buf, sizeof(buf)),
+			    "fentry/mp_dmabuf_devmem_alloc_netmems");
+	assert_string_equal(dmt_hook_target(DMT_H_PP_HOLD, buf, sizeof(buf)),
+			    "tp_btf/page_pool_state_hold");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tracepoint_only),
+		cmocka_unit_test(test_fentry),
+		cmocka_unit_test(test_devmem_tracepoints),
+		cmocka_unit_test(test_token_sources),
+		cmocka_unit_test(test_light),
+		cmocka_unit_test(test_no_devmem_no_netlink),
+		cmocka_unit_test(test_attach_check),
+		cmocka_unit_test(test_mode_policy),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
