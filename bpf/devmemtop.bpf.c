@@ -936,6 +936,7 @@ struct {
 struct tok_recv {
 	__u64 sk;
 	__u64 tokens;
+	__u32 binding_id;	/* of the last token: the bytes go to it */
 };
 
 struct {
@@ -994,8 +995,10 @@ static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 to
 	if (b)
 		__sync_fetch_and_add(&b->tok_handed, 1);
 	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
-	if (r)
+	if (r) {
 		r->tokens++;
+		r->binding_id = binding_id;
+	}
 
 	h = bpf_map_lookup_elem(&holders, &sk);
 	if (!h) {
@@ -1121,8 +1124,10 @@ int BPF_PROG(tok_recvmsg_entry, void *sk)
 }
 
 SEC("fexit/tcp_recvmsg")
-int BPF_PROG(tok_recvmsg_exit)
+int BPF_PROG(tok_recvmsg_exit, void *sk, void *msg, __u64 len, int flags, int *addr_len,
+	     int ret)
 {
+	struct dmt_binding *b;
 	__u64 tid = bpf_get_current_pid_tgid();
 	struct dmt_tok_stats *st;
 	struct tok_recv *r;
@@ -1133,6 +1138,10 @@ int BPF_PROG(tok_recvmsg_exit)
 	st = tok_stats_get();
 	if (r->tokens && st)
 		log2_add(&st->per_recvmsg, r->tokens);
+	/* a devmem read returns the bytes it handed out as tokens (compare's per-MiB figures) */
+	b = r->tokens && ret > 0 ? binding_get(NULL, r->binding_id) : NULL;
+	if (b)
+		__sync_fetch_and_add(&b->rx_bytes, ret);
 	bpf_map_delete_elem(&tok_recv_tid, &tid);
 	return 0;
 }

@@ -116,6 +116,7 @@ struct dmt_binding {
 	__u64 tok_returned;	/* returned with SO_DEVMEM_DONTNEED */
 	__u64 tok_released;	/* dropped when the holding socket was destroyed */
 	__u64 tok_lost;		/* not tracked: the token map was full */
+	__u64 rx_bytes;		/* returned by recvmsg calls that handed out its tokens */
 };
 
 /* Result of the on-demand binding walk (walk_binding program). */

@@ -20,7 +20,8 @@ TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
       chromium tidy		# HTML reports: headless browser DOM + screenshot, HTML5 check
       openssl			# exporter TLS tests: certificates made at test time
       debhelper mmdebstrap podman runc bc	# make deb; fresh Debian root + image (95-96)
-      nodejs)			# deploy/ schema validation (97; npm: below)
+      nodejs			# deploy/ schema validation (97; npm: below)
+      python3-scipy)		# compare's oracle: U test, Welch (tests/integration/90)
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync

@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{ "gate",	cmd_gate,	"check a spec's thresholds (CI gate: exit 0/1/2)", 2 },
 	{ "record",	cmd_record,	"record snapshots and events to a file", 2 },
 	{ "report",	cmd_report,	"print a recording's tables and histograms", 2 },
+	{ "compare",	cmd_compare,	"A/B verdicts over repeated runs (exit 0/1/2)", 2 },
 };
 
 static void usage(FILE *f)

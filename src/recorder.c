@@ -110,6 +110,9 @@ int recorder__close(struct recorder *r, const struct run_result *res)
 		.n_events = r->events,
 		.ringbuf_drops = res->ringbuf_drops,
 		.exit_status = res->cmd_status,
+		.has_cpu = res->has_cpu,
+		.cpu_user_ns = res->cpu_user_ns,
+		.cpu_sys_ns = res->cpu_sys_ns,
 		.reason = res->end == RUN_END_DURATION ? REC_END_DURATION :
 			  res->end == RUN_END_COMMAND ? REC_END_COMMAND :
 			  res->end == RUN_END_SIGNAL ? REC_END_SIGNAL : REC_END_ERROR,

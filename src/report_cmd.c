@@ -559,6 +559,9 @@ static void print_end(const struct report *r)
 	}
 	printf("; writer counted %llu snapshots, %llu events\n",
 	       (unsigned long long)r->end.n_snapshots, (unsigned long long)r->end.n_events);
+	if (r->end.has_cpu)
+		printf("command CPU: %.3fs user, %.3fs system\n", r->end.cpu_user_ns / 1e9,
+		       r->end.cpu_sys_ns / 1e9);
 	if (r->end.n_snapshots != r->n_snaps || r->end.n_events != r->n_events)
 		printf("warning: read %llu snapshots and %llu events, the writer counted "
 		       "differently\n", (unsigned long long)r->n_snaps,

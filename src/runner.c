@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include "runner.h"
 #include "util.h"
@@ -122,6 +123,20 @@ struct child_wait {
 	bool exited;		/* the command exited during this wait */
 };
 
+/* waitpid() that also keeps the command's CPU time (compare's run.cpu_per_gib). */
+static pid_t wait_cmd(pid_t pid, int *status, int flags, struct run_result *res)
+{
+	struct rusage ru;
+	pid_t r = wait4(pid, status, flags, &ru);
+
+	if (r == pid) {
+		res->has_cpu = true;
+		res->cpu_user_ns = ru.ru_utime.tv_sec * 1000000000ULL + ru.ru_utime.tv_usec * 1000ULL;
+		res->cpu_sys_ns = ru.ru_stime.tv_sec * 1000000000ULL + ru.ru_stime.tv_usec * 1000ULL;
+	}
+	return r;
+}
+
 /* The command exited (or a stop signal came): record how, and stop waiting. */
 static bool child_done(void *ctx)
 {
@@ -130,7 +145,7 @@ static bool child_done(void *ctx)
 
 	if (stop_sig)
 		return true;
-	if (*w->child > 0 && waitpid(*w->child, &status, WNOHANG) == *w->child) {
+	if (*w->child > 0 && wait_cmd(*w->child, &status, WNOHANG, w->res) == *w->child) {
 		*w->child = -1;
 		w->res->cmd_status = status;
 		w->res->end = RUN_END_COMMAND;
@@ -196,14 +211,14 @@ static void reap(pid_t child, struct run_result *res)
 		return;
 	kill(child, SIGTERM);
 	for (int i = 0; i < 50; i++) {
-		if (waitpid(child, &status, WNOHANG) == child) {
+		if (wait_cmd(child, &status, WNOHANG, res) == child) {
 			res->cmd_status = status;
 			return;
 		}
 		usleep(100000);
 	}
 	kill(child, SIGKILL);
-	if (waitpid(child, &status, 0) == child)
+	if (wait_cmd(child, &status, 0, res) == child)
 		res->cmd_status = status;
 }
 

@@ -34,6 +34,8 @@ struct run_opts {
 struct run_result {
 	enum run_end end;
 	int cmd_status;			/* wait status, -1 when no command ran */
+	bool has_cpu;			/* the command's rusage (wait4), children it reaped included */
+	uint64_t cpu_user_ns, cpu_sys_ns;
 	uint64_t n_snapshots;
 	uint64_t n_events;
 	uint64_t ringbuf_drops;		/* from the last snapshot */

@@ -311,6 +311,10 @@ def main():
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_niov.py: "
                        "per-run recordings, specs/lab-sweep.yaml)")
                 continue
+            if s == "repeat":
+                c.info("devmemtop checks of " + s, "devmemtop compare on its recordings "
+                       "(scripts/lab/compare.sh)")
+                continue
             if s not in SPECS:
                 c.skip("devmemtop checks of " + s, "no devmemtop assertions for this scenario")
                 continue

@@ -168,6 +168,15 @@ if [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ]; then
 	done
 fi
 
+# devmemtop compare on the repeated runs (scenarios repeat and sweep):
+# OUT/compare-*.{txt,json,html}, verdicts in OUT/compare-summary.txt.
+if [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ] &&
+   [[ " ${SCENARIOS[*]} " == *" repeat "* ]]; then
+	t=$(date +%s)
+	"$LAB_DIR/compare.sh" "$OUT" || failed=1
+	phase "compare" $(( $(date +%s) - t ))
+fi
+
 # KUnit in a kernel of kunit.py's own, on request only (--kunit): the
 # suites already ran at boot of the patched lab kernel (assert_lab.py).
 if [ $KUNIT = yes ]; then

@@ -80,6 +80,16 @@ static void gm_init(void)
 		[MU_NS] = GM_UNIT_NS,
 	};
 
+	static const struct { enum gm_id id; enum mdef_better b; } dirs[] = {
+		{ GM_POOL_REFILL_BATCH, MB_HIGHER }, { GM_POOL_ZOMBIES, MB_LOWER },
+		{ GM_POOL_DESTROY_INFLIGHT, MB_LOWER }, { GM_BIND_ALLOC_LATENCY, MB_LOWER },
+		{ GM_BIND_ALLOC_LATENCY_NIOV, MB_LOWER }, { GM_BIND_FREE_LATENCY, MB_LOWER },
+		{ GM_BIND_NIOVS_PER_CALL, MB_HIGHER }, { GM_TOOL_RINGBUF_DROPS, MB_LOWER },
+		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		gm_defs[dirs[i].id].better = dirs[i].b;
 	gm_n = GM__STATIC;
 	for (size_t i = 0; i < mdef_count && gm_n < (int)ARRAY_SIZE(gm_defs); i++) {
 		const struct mdef *m = &mdefs[i];
@@ -89,7 +99,7 @@ static void gm_init(void)
 		gm_defs[gm_n++] = (struct gm_def){
 			.name = m->name, .obj = GM_OBJ_BINDING, .type = types[m->type],
 			.unit = units[m->unit], .avail = m->avail, .help = m->help, .mdef = m,
-			.scale = m->unit == MU_RATIO ? 100 : 1,
+			.scale = m->unit == MU_RATIO ? 100 : 1, .better = m->better,
 		};
 	}
 }
@@ -196,9 +206,10 @@ void gm_list(FILE *f)
 	static const char *const types[] = { "histogram", "histogram", "counter", "gauge",
 					     "total", "ratio" };
 	static const char *const unit[] = { "-", "time", "%", "bytes" };
+	static const char *const better[] = { "-", "lower", "higher" };
 
-	fprintf(f, "%-32s %-9s %-5s %-34s %s\n", "METRIC", "TYPE", "UNIT", "STATISTICS",
-		"MEANING");
+	fprintf(f, "%-32s %-9s %-5s %-34s %-6s %s\n", "METRIC", "TYPE", "UNIT", "STATISTICS",
+		"BETTER", "MEANING");
 	for (int i = 0; i < gm_count(); i++) {
 		const struct gm_def *d = &gm_defs[i];
 		const char *agg = "";
@@ -206,8 +217,8 @@ void gm_list(FILE *f)
 		if (d->mdef && d->type == GM_GAUGE)
 			agg = d->mdef->agg == MA_MAX ? " (max over matching bindings)" :
 						      " (summed over matching bindings)";
-		fprintf(f, "%-32s %-9s %-5s %-34s %s%s\n", d->name, types[d->type], unit[d->unit],
-			stats_of(d->type), d->help, agg);
+		fprintf(f, "%-32s %-9s %-5s %-34s %-6s %s%s\n", d->name, types[d->type],
+			unit[d->unit], stats_of(d->type), better[d->better], d->help, agg);
 	}
 }
 

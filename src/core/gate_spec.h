@@ -84,6 +84,7 @@ struct gm_def {
 	const char *help;
 	const struct mdef *mdef;	/* the metric table row, NULL for the ids above */
 	double scale;		/* gate value = snapshot value * scale (ratio -> %) */
+	int better;		/* enum mdef_better: which way `compare` calls better */
 };
 
 const struct gm_def *gm_def(enum gm_id id);

@@ -1134,6 +1134,27 @@ static const char css[] =
 	".key{margin:0 4px 0 10px;font-size:14px}.key.cand{color:#0969da}.key.base{color:#8c959f}\n"
 	"p.nodata{color:#9a6700}footer{margin-top:30px;color:#57606a;font-size:12px}\n";
 
+/* Shared with other pages (compare_out.c): the same head, style and escaping. */
+void html_page__begin(FILE *f, const char *title, const char *extra_css)
+{
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+		"<meta name=\"viewport\" content=\"width=device-width\"/>\n<title>");
+	esc(f, title);
+	fprintf(f, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n", css,
+		extra_css ? extra_css : "");
+}
+
+void html_page__end(FILE *f)
+{
+	fprintf(f, "<footer>Written by devmemtop %s.</footer>\n</body>\n</html>\n",
+		DEVMEMTOP_VERSION);
+}
+
+void html_esc(FILE *f, const char *s)
+{
+	esc(f, s);
+}
+
 int html_report__fprint(FILE *f, const struct html_run *cand, const struct html_run *base,
 			const struct gate_report *gate)
 {

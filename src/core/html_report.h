@@ -53,6 +53,15 @@ int html_report__fprint(FILE *f, const struct html_run *cand, const struct html_
 			const struct gate_report *gate);
 
 /*
+ * For other pages in the same style: <head> with the report's CSS (plus
+ * extra_css, may be NULL) and <body>; the footer and closing tags; text
+ * escaped for HTML.
+ */
+void html_page__begin(FILE *f, const char *title, const char *extra_css);
+void html_page__end(FILE *f);
+void html_esc(FILE *f, const char *s);
+
+/*
  * devmemtop report FILE --html OUT [--baseline BASE]: returns the exit
  * status (0, 1 damaged recording, 2 error) after one line on stderr.
  * text_opts: --json or --no-events were given too (an error).

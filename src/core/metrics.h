@@ -55,6 +55,13 @@ enum mdef_agg {
 	MA_MAX,
 };
 
+/* Which way is better, for `compare` verdicts (none: not compared by default). */
+enum mdef_better {
+	MB_NONE = 0,
+	MB_LOWER,
+	MB_HIGHER,
+};
+
 struct mdef {
 	const char *name;		/* code name, also the gate name when gate is true */
 	enum mdef_type type;
@@ -72,6 +79,7 @@ struct mdef {
 	enum mdef_agg agg;		/* gauges: sum or max over matching bindings */
 	const char *event;		/* totals: the event that fixes the value */
 	uint16_t rec_tag;		/* recording: tag in the binding tail; 0: not there */
+	enum mdef_better better;	/* compare: lower or higher is better */
 };
 
 extern const struct mdef mdefs[];

@@ -409,6 +409,13 @@ static void encode_end(struct rec_buf *b, const struct rec_end *e)
 	put_u64(b, e->ringbuf_drops);
 	put_u32(b, e->reason);
 	put_u32(b, e->exit_status);
+	if (!e->has_cpu)
+		return;
+	put_u16(b, 2);		/* the command's CPU (rec_end) */
+	put_u16(b, 1);
+	put_u64(b, e->cpu_user_ns);
+	put_u16(b, 2);
+	put_u64(b, e->cpu_sys_ns);
 }
 
 /* ---- decoding ---- */
@@ -922,6 +929,22 @@ static int decode_end(const uint8_t *p, size_t len, struct rec_end *e, char *why
 	e->ringbuf_drops = get_u64(&r, "end");
 	e->reason = get_enum(&r, get_u32(&r, "end"), REC_END_ERROR, "end reason");
 	e->exit_status = get_u32(&r, "end");
+	e->has_cpu = false;
+	if (!r.err && r.off < r.len) {	/* the tagged tail; unknown tags skipped */
+		uint16_t n = get_u16(&r, "end tail");
+
+		for (uint16_t k = 0; k < n && !r.err; k++) {
+			uint16_t tag = get_u16(&r, "end tail");
+			uint64_t v = get_u64(&r, "end tail");
+
+			if (tag == 1 || tag == 2)
+				e->has_cpu = true;
+			if (tag == 1)
+				e->cpu_user_ns = v;
+			else if (tag == 2)
+				e->cpu_sys_ns = v;
+		}
+	}
 	return r.err;
 }
 

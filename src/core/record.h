@@ -99,6 +99,14 @@ struct rec_end {
 	uint64_t ringbuf_drops;		/* kernel ring-buffer drops, whole run */
 	uint32_t reason;		/* enum rec_end_reason */
 	int32_t exit_status;		/* command's wait status, -1 none */
+	/*
+	 * The recorded command's CPU (its rusage, children included), in a
+	 * tagged tail after the fields above: "u16 n, n x (u16 tag, u64
+	 * value)", tag 1 user ns, 2 system ns. Older readers stop before it;
+	 * older files have none (has_cpu false).
+	 */
+	bool has_cpu;
+	uint64_t cpu_user_ns, cpu_sys_ns;
 };
 
 struct rec_item {

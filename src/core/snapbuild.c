@@ -183,6 +183,7 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 		return NULL;
 	b->ifindex = v->ifindex;
 	b->tok_handed = v->tok_handed;
+	b->rx_bytes = v->rx_bytes;
 	b->tok_returned = v->tok_returned;
 	b->tok_released = v->tok_released;
 	b->dmabuf_size = v->dmabuf_size;

@@ -159,6 +159,7 @@ struct dmt_binding_snap {
 	uint64_t tok_handed;
 	uint64_t tok_returned;
 	uint64_t tok_released;
+	uint64_t rx_bytes;		/* returned by devmem recvmsg calls (compare's per-MiB figures) */
 };
 
 struct dmt_prog_stat {

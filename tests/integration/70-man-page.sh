@@ -45,7 +45,7 @@ section() {	# text of subsection "devmemtop $1..." up to the next heading
 		on && (/^   [^ ]/ || /^[A-Z]/) { exit }
 		on { print }' "$TMPD/page.txt"
 }
-for cmd in top export gate record report; do
+for cmd in top export gate record report compare; do
 	"$DMT" "$cmd" --help >"$TMPD/help.$cmd" 2>&1 || fail "$cmd --help exits non-zero"
 	grep -q 'devmemtop(8)' "$TMPD/help.$cmd" || fail "$cmd --help does not point to devmemtop(8)"
 	if [ "$cmd" = top ]; then section "[top]"; else section "$cmd"; fi >"$TMPD/sec.$cmd"
@@ -67,7 +67,7 @@ for s in "EXIT STATUS" ENVIRONMENT FILES EXAMPLES "SEE ALSO"; do
 	grep -q "^$s" "$TMPD/page.txt" || fail "no $s section"
 done
 grep -q DEVMEMTOP_KERNEL_BTF "$TMPD/page.txt" || fail "ENVIRONMENT misses DEVMEMTOP_KERNEL_BTF"
-for c in top export gate record report; do
+for c in top export gate record report compare; do
 	awk '/^EXIT STATUS/{on=1;next} /^[A-Z]/{on=0} on' "$TMPD/page.txt" |
 		grep -q "devmemtop.*$c" || fail "EXIT STATUS says nothing about $c"
 done

@@ -6,13 +6,15 @@
 # buddy chunks, naturally aligned: 6.12's udmabuf has one 4 KiB sg entry
 # per page and cannot back a net_iov larger than a page).
 #
-# Each run: a 256 MiB heap dmabuf, 64 MiB received with every token held
+# Each run: a 256 MiB heap dmabuf, 48 MiB received with every token held
 # until the end (so every net_iov comes from the provider, none recycles:
 # the counts are the binding's, not the page pool's luck), every payload
 # byte verified, under its own `devmemtop record` (snapshots every 200 ms
-# until the binding is freed). LAB_SWEEP_REPS runs per size (default 4)
-# give the spread of the CPU figures (64 MiB per run: the receiver's sys
-# time is sampled per tick, 16 MiB gave only ~20-50 samples). The host (assert_niov.py) builds the
+# until the binding is freed). LAB_SWEEP_REPS runs per size (default 5,
+# at least 5 a side for devmemtop compare, scripts/lab/compare.sh)
+# give the spread of the CPU figures (48 MiB per run: the receiver's sys
+# time is sampled per tick, 16 MiB gave only ~20-50 samples; 5 x 48 MiB
+# costs what 4 x 64 MiB did). The host (assert_niov.py) builds the
 # table from the recordings and the tool's JSON and gates the 64 KiB and
 # 4 KiB recordings with specs/lab-sweep.yaml.
 #
@@ -25,8 +27,8 @@
 . /lab/guest/lib.sh
 . $LAB_STATE
 SIZES=${LAB_SWEEP_SIZES:-"4096 16384 32768 65536"}
-REPS=${LAB_SWEEP_REPS:-4}
-BYTES=${LAB_SWEEP_BYTES:-64M}
+REPS=${LAB_SWEEP_REPS:-5}
+BYTES=${LAB_SWEEP_BYTES:-48M}
 DMABUF=${LAB_SWEEP_DMABUF:-256M}
 
 # one_run SIZE OUTDIR: receiver bound with rx-page-size SIZE, sender in the

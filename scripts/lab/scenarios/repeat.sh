@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Scenario "repeat" (issue 20): the bulk receive, shorter and repeated, for
+# devmemtop compare. LAB_REPEAT_RUNS runs (default 5) of LAB_REPEAT_BYTES
+# (default 16 MiB) through a 32 MiB udmabuf bound to RX queue 0, every token
+# returned after its frag was verified, each run under its own `devmemtop
+# record` (snapshots every 200 ms; the recording keeps the run's command
+# CPU and the bytes received into the binding). The host compares the
+# baseline kernel's runs with the patched kernel's (scripts/lab/compare.sh):
+# provider time per niov, alloc latency p50, CPU per GiB. The two kernels
+# boot one after the other, so their runs cannot alternate; the runs of one
+# kernel follow each other in one boot.
+#
+# usage: repeat.sh OUTDIR            (in the lab guest)
+#        repeat.sh --run OUTDIR      (one run; devmemtop record wraps it)
+. /lab/guest/lib.sh
+. $LAB_STATE
+RUNS=${LAB_REPEAT_RUNS:-5}
+BYTES=${LAB_REPEAT_BYTES:-16M}
+
+one_run() {
+	local o=$1 rx tx
+
+	mkdir -p $o
+	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 32M \
+		--expect $BYTES --idle-timeout 10000 >$o/rx.json 2>$o/rx.log &
+	rx=$!
+	for i in $(seq 100); do
+		grep -q listening $o/rx.log 2>/dev/null && break
+		kill -0 $rx 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q listening $o/rx.log; then
+		wait $rx
+		echo $? >$o/rx.rc
+		return 1
+	fi
+	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
+		--bytes $BYTES >$o/tx.json 2>$o/tx.log &
+	tx=$!
+	wait $rx
+	echo $? >$o/rx.rc
+	wait $tx
+	echo $? >$o/tx.rc
+	lab_wait_pool_gone $o/rx.json $o
+	[ "$(cat $o/rx.rc)" = 0 ] && [ "$(cat $o/tx.rc)" = 0 ]
+}
+
+if [ "$1" = --run ]; then
+	one_run "$2"
+	exit $?
+fi
+
+D=${1:?usage: repeat.sh OUTDIR}
+mkdir -p $D
+echo "$RUNS" >$D/runs
+echo "$BYTES" >$D/bytes
+rc=0
+for run in $(seq $RUNS); do
+	o=$D/run-$run
+	mkdir -p $o
+	echo "repeat: run $run of $RUNS"
+	if [ -x /lab/bin/devmemtop ]; then
+		devmemtop record -o $o/devmemtop.dmtrec -i 200ms -- \
+			sh /lab/scenarios/repeat.sh --run $o >$o/devmemtop-record.log 2>&1
+		echo $? >$o/devmemtop-record.rc
+	else
+		sh /lab/scenarios/repeat.sh --run $o
+	fi
+	[ "$(cat $o/rx.rc 2>/dev/null)" = 0 ] || rc=1
+done
+exit $rc

@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""devmemtop compare against scipy on generated data (tests/integration/90).
+
+U statistic and p-value: scipy.stats.mannwhitneyu, method "exact" where
+devmemtop says it used the exact distribution, "asymptotic" (tie and
+continuity corrected) where it says normal. The Hodges-Lehmann interval:
+recomputed here, its ranks from the null distribution of U counted with
+Python integers as Gaussian binomial coefficients (a different algorithm
+from stats.c's recursion). Welch: scipy.stats.ttest_ind_from_stats. Holm:
+recomputed here. Then an A/A run and an injected shift through the CLI.
+
+usage: compare_oracle.py DEVMEMTOP WORKDIR
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+from scipy import stats
+
+DMT, WORK = sys.argv[1], sys.argv[2]
+worst = {}
+
+
+def note(what, diff):
+    worst[what] = max(worst.get(what, 0.0), abs(diff))
+
+
+def run_values(a, b, better="lower", extra=()):
+    pa, pb, pj = (os.path.join(WORK, n) for n in ("a.txt", "b.txt", "out.json"))
+    with open(pa, "w") as f:
+        f.write("\n".join(repr(float(x)) for x in a) + "\n")
+    with open(pb, "w") as f:
+        f.write("\n".join(repr(float(x)) for x in b) + "\n")
+    r = subprocess.run([DMT, "compare", "--values", "--better", better, "--json", pj,
+                        *extra, pa, "--", pb], capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        sys.exit(f"compare exited {r.returncode}: {r.stderr.strip()}")
+    with open(pj) as f:
+        return json.load(f)["metrics"][0], r.returncode
+
+
+def gauss_binom_counts(m, n):
+    """Coefficients of the Gaussian binomial [m+n choose m]_q: counts of U = 0..mn."""
+    # product over i=1..m of (1 - q^(n+i)) / (1 - q^i), exact in integers
+    poly = [1]
+    for i in range(1, m + 1):
+        # multiply by (1 - q^(n+i))
+        res = poly + [0] * (n + i)
+        for k, c in enumerate(poly):
+            res[k + n + i] -= c
+        # divide by (1 - q^i): running sum with stride i
+        for k in range(i, len(res)):
+            res[k] += res[k - i]
+        poly = res[: m * n + 1] if len(res) > m * n + 1 else res
+    return poly[: m * n + 1]
+
+
+def hl_interval(a, b, conf=0.95):
+    d = np.sort(np.subtract.outer(np.asarray(b), np.asarray(a)).ravel())
+    na, nb, nd = len(a), len(b), len(d)
+    if na <= 50 and nb <= 50:
+        counts = gauss_binom_counts(na, nb)
+        total = math.comb(na + nb, na)
+        assert sum(counts) == total
+        tail, cum, k = (1 - conf) / 2, 0, 0
+        for u, c in enumerate(counts):
+            if (cum + c) / total > tail * (1 + 1e-12):
+                break
+            cum += c
+            k = u + 1
+    else:
+        z = stats.norm.ppf(1 - (1 - conf) / 2)
+        c = nd / 2 - z * math.sqrt(nd * (na + nb + 1) / 12)
+        k = math.floor(c) if c >= 1 else 0
+    return float(np.median(d)), float(d[k - 1]), float(d[nd - k])
+
+
+def check_u(rng):
+    cases = []
+    for na, nb in [(4, 4), (5, 7), (6, 6), (8, 8), (10, 10), (12, 9), (20, 25), (50, 50)]:
+        for shift in (0.0, 0.3, 1.0):
+            cases.append((na, nb, shift, False))
+    for na, nb in [(10, 10), (15, 12), (60, 70), (200, 180)]:
+        for shift in (0.0, 0.5):
+            cases.append((na, nb, shift, True))
+            cases.append((na, nb, shift, False))
+    n_exact = n_normal = 0
+    for na, nb, shift, ties in cases:
+        a = 100 * np.exp(0.1 * rng.standard_normal(na))
+        b = 100 * np.exp(0.1 * rng.standard_normal(nb) + shift * 0.1)
+        if ties:  # a log2-bucketed quantile or a count: many equal values
+            a, b = np.round(a / 5) * 5, np.round(b / 5) * 5
+        m, _ = run_values(a, b)
+        exact = m["test"] == "mann-whitney exact"
+        has_ties = len(np.unique(np.concatenate([a, b]))) < na + nb
+        if exact != (not has_ties and na <= 50 and nb <= 50):
+            sys.exit(f"n={na},{nb} ties={has_ties}: devmemtop used {m['test']}")
+        ref = stats.mannwhitneyu(a, b, alternative="two-sided",
+                                 method="exact" if exact else "asymptotic")
+        note("U", m["u"] - ref.statistic)
+        note("p exact" if exact else "p normal", m["p"] - ref.pvalue)
+        n_exact += exact
+        n_normal += not exact
+        est, lo, hi = hl_interval(a, b)
+        note("HL estimate", m["shift"] - est)
+        note("HL interval", max(abs(m["shift_ci"][0] - lo), abs(m["shift_ci"][1] - hi)))
+        med = float(np.median(a))
+        note("relative interval (%)", max(abs(m["ci"][0] - 100 * lo / med),
+                                          abs(m["ci"][1] - 100 * hi / med)))
+        note("base median", m["base"]["median"] - med)
+        note("base sd", m["base"]["sd"] - float(np.std(a, ddof=1)))
+    print(f"U test: {len(cases)} comparisons ({n_exact} exact, {n_normal} normal)")
+
+
+def holm(p):
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    out, run = [0.0] * len(p), 0.0
+    for r, i in enumerate(order):
+        run = max(run, min(1.0, (len(p) - r) * p[i]))
+        out[i] = run
+    return out
+
+
+def check_welch(rng):
+    rows = []
+    for i in range(12):
+        n1, n2 = int(rng.integers(2, 40)), int(rng.integers(2, 40))
+        m1, s1 = float(rng.uniform(10, 1000)), float(rng.uniform(0.1, 200))
+        m2, s2 = m1 * float(rng.uniform(0.8, 1.2)), float(rng.uniform(0.1, 200))
+        rows.append((f"row{i}", m1, s1, n1, m2, s2, n2))
+    path, pj = os.path.join(WORK, "summary.txt"), os.path.join(WORK, "summary.json")
+    with open(path, "w") as f:
+        for r in rows:
+            f.write("%s lower %r %r %d %r %r %d\n" % r)
+    r = subprocess.run([DMT, "compare", "--summary", path, "--json", pj],
+                       capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        sys.exit(f"compare --summary exited {r.returncode}: {r.stderr.strip()}")
+    got = json.load(open(pj))["metrics"]
+    ps = []
+    for row, m in zip(rows, got):
+        _, m1, s1, n1, m2, s2, n2 = row
+        ref = stats.ttest_ind_from_stats(m2, s2, n2, m1, s1, n1, equal_var=False)
+        v1, v2 = s1 * s1 / n1, s2 * s2 / n2
+        df = (v1 + v2) ** 2 / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1))
+        q = stats.t.ppf(0.975, df)
+        note("Welch t", m["t"] - ref.statistic)
+        note("Welch p", m["p"] - ref.pvalue)
+        note("Welch df", m["df"] - df)
+        note("Welch interval", max(abs(m["diff_ci"][0] - (m2 - m1 - q * math.sqrt(v1 + v2))),
+                                   abs(m["diff_ci"][1] - (m2 - m1 + q * math.sqrt(v1 + v2)))))
+        ps.append(ref.pvalue)
+    for m, h in zip(got, holm(ps)):
+        note("Holm", m["p_holm"] - h)
+    print(f"Welch: {len(rows)} summary rows, Holm over them")
+
+
+def aa_and_shift(rng, trials=200, n=10):
+    fr = det = 0
+    for _ in range(trials):
+        a = 1000 * np.exp(0.1 * rng.standard_normal(n))
+        b = 1000 * np.exp(0.1 * rng.standard_normal(n))
+        m, rc = run_values(a, b)
+        fr += m["verdict"] == "regressed"
+        if (m["verdict"] == "regressed") != (rc == 1):
+            sys.exit(f"exit status {rc} does not match verdict {m['verdict']}")
+    for _ in range(trials):
+        a = 1000 * np.exp(0.1 * rng.standard_normal(n))
+        b = 1200 * np.exp(0.1 * rng.standard_normal(n))
+        m, _ = run_values(a, b)
+        det += m["verdict"] == "regressed"
+    print(f"A/A through the CLI: {trials} comparisons, {n} runs a side, spread 10%: "
+          f"{fr} false regressions ({100 * fr / trials:.1f}%, goal <= 5%)")
+    print(f"injected +20% shift: {det}/{trials} detected ({100 * det / trials:.1f}%, "
+          f"goal >= 80%)")
+    return fr / trials, det / trials
+
+
+def main():
+    rng = np.random.default_rng(20)
+    check_u(rng)
+    check_welch(rng)
+    tol = {"U": 0, "p exact": 1e-12, "p normal": 1e-12, "HL estimate": 1e-9,
+           "HL interval": 1e-9, "relative interval (%)": 1e-7, "base median": 1e-9,
+           "base sd": 1e-9, "Welch t": 1e-9, "Welch p": 1e-9, "Welch df": 1e-9,
+           "Welch interval": 1e-6, "Holm": 1e-9}
+    bad = []
+    for k, v in worst.items():
+        print(f"max |devmemtop - oracle| {k}: {v:.3g} (tolerance {tol[k]:g})")
+        if v > tol[k]:
+            bad.append(k)
+    fr, det = aa_and_shift(rng)
+    if bad:
+        sys.exit("differs from the oracle: " + ", ".join(bad))
+    if fr > 0.05 or det < 0.8:
+        sys.exit("A/A false-regression rate above 5 % or shift detection below 80 %")
+
+
+main()
