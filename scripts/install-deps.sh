@@ -25,7 +25,8 @@ TEST=(libcmocka-dev iproute2 python3 tmux linux-perf bpftrace util-linux procps
 # the QEMU lab
 LAB=(qemu-system-x86 linux-source-6.12 dwarves busybox-static flex bison bc
      libssl-dev cpio xz-utils ccache python3 kmod rsync
-     libmnl-dev python3-jsonschema)	# ncdevmem: includes libmnl.h; YNL code generator
+     libmnl-dev python3-jsonschema	# ncdevmem: includes libmnl.h; YNL code generator
+     iproute2 ethtool python3-yaml)	# the kernel's Python selftests, run in the guest on the host's /usr
 
 want=("${BUILD[@]}")
 case "${1:-}" in

@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "export.h"
+#include "export_http.h"
+#include "export_replay.h"
 #include "outstream.h"
 #include "record.h"
 #include "textsafe.h"

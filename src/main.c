@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* devmemtop: dispatch to a subcommand; the live view is the default. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
 	 * with them our programs and maps. Also no core file of kernel data.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
-		perror("devmemtop: prctl(PR_SET_DUMPABLE)");
+		dmt_err("prctl(PR_SET_DUMPABLE): %s", strerror(errno));
 		return 1;
 	}
 	out_reserve_std_fds();

@@ -311,12 +311,13 @@ static void print_tokens(const struct report *r)
 			snprintf(mt, sizeof(mt), "%lld", (long long)run->held_tokens);
 		if (run->held_by_sockets >= 0)
 			snprintf(mn, sizeof(mn), "%lld", (long long)run->held_by_sockets);
-		printf("  %-6u %10llu %10llu %10llu %12s %12s%s\n", b->id,
+		printf("  %-6u %10llu %10llu %10llu %12s %12s", b->id,
 		       (unsigned long long)run->tok_handed, (unsigned long long)run->tok_returned,
-		       (unsigned long long)run->tok_released, mt, mn,
-		       b->held_why ? "  (held unknown: " : "");
+		       (unsigned long long)run->tok_released, mt, mn);
+		/* one line: the reason used to end the row early and start its own */
 		if (b->held_why)
-			printf("%s)\n", dmt_held_why_text(b->held_why));
+			printf("  (held unknown: %s)", dmt_held_why_text(b->held_why));
+		printf("\n");
 	}
 	printf("\ntoken holders (peak per process and binding, %zu):\n", r->n_holders);
 	if (r->n_holders)

@@ -8,7 +8,8 @@ read_base
 PKGS=(qemu-system-x86 "$BASE_PKG" dwarves busybox-static flex bison bc
       libssl-dev libelf-dev cpio xz-utils gcc make git python3 file
       pkg-config libnl-3-dev libnl-genl-3-dev rsync
-      libmnl-dev python3-yaml python3-jsonschema ethtool)	# ncdevmem build (YNL) and run
+      libmnl-dev python3-yaml python3-jsonschema ethtool	# ncdevmem build (YNL) and run
+      iproute2)	# the selftests scenario: the guest runs the host's /usr (python3, yaml, ip, ethtool)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

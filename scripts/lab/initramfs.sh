@@ -68,5 +68,18 @@ else
 	echo "ncdevmem: not included (build/lab/ncdevmem, build/lab/lab-hds or /usr/sbin/ethtool missing): its scenario will SKIP" >&2
 fi
 
+# The kernel's Python selftests (scenarios/selftests.sh), unmodified from
+# the pinned source (selftests/fetch.sh), and the udevadm their netdevsim
+# helper calls. They run on the host's /usr, shared read-only over 9p.
+KSFT=$REPO_DIR/build/lab/ksft-src
+if [ -d "$KSFT/tools/testing/selftests" ]; then
+	mkdir -p "$stage/lab/ksrc" "$stage/lab/ksft-bin"
+	cp -a "$KSFT/." "$stage/lab/ksrc/"
+	cp "$LAB_DIR/guest/udevadm" "$stage/lab/ksft-bin/"
+	echo "selftests: included ($KSFT)" >&2
+else
+	echo "selftests: not included ($KSFT missing): their scenario will SKIP" >&2
+fi
+
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

@@ -8,13 +8,17 @@
 # check passed (SKIPs are printed with their reason).
 #
 #   scripts/lab/vmtest.sh [--kernel baseline|patched|all] [--scenario NAME]...
-#                         [--shell] [--no-deps] [--kunit|--no-kunit]
-#                         [--out DIR] [--timeout SECS]
+#                         [--variant NAME] [--shell] [--no-deps]
+#                         [--kunit|--no-kunit] [--out DIR] [--timeout SECS]
 #
 #   --kernel     which kernel(s); "all" (default) runs baseline and, when
 #                the series has patched-only patches, patched too
 #   --scenario   a scripts/lab/scenarios/NAME.sh (default: bulk, exhaust,
-#                leak, then any other scenario file, e.g. kseries)
+#                leak, then any other scenario file, e.g. kseries, but
+#                those marked "# lab: on-demand", which run only by name)
+#   --variant    boot kernels built with kernel-patches/lab-NAME.config
+#                on top (kbuild.sh FLAVOR NAME, e.g. lockdep: a full
+#                kernel build of its own); results go to build/lab/out-NAME
 #   --shell      boot one kernel with the lab set up and give a shell on the
 #                console (exit the shell to power off; Ctrl-A X kills qemu)
 #   --kunit      also run kunit.sh: every kernel-patches/*.kunitconfig in
@@ -29,12 +33,13 @@ set -euo pipefail
 
 usage() { sed -n '3,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=no
-OUT=$REPO_DIR/build/lab/out TIMEOUT=900
+KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=no VARIANT=
+OUT= TIMEOUT=900
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) [ $# -ge 2 ] || usage; KERNELS=$2; shift ;;
 	--scenario) [ $# -ge 2 ] || usage; SCENARIOS+=("$2"); shift ;;
+	--variant) [ $# -ge 2 ] || usage; VARIANT=$2; shift ;;
 	--shell) SHELL_MODE=1 ;;
 	--no-deps) DEPS=0 ;;
 	--kunit) KUNIT=yes ;;
@@ -47,11 +52,15 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case $KERNELS in baseline|patched|all) ;; *) die "--kernel must be baseline, patched or all" ;; esac
+[ -z "$VARIANT" ] || [ -f "$PATCH_DIR/lab-$VARIANT.config" ] ||
+	die "--variant $VARIANT: no kernel-patches/lab-$VARIANT.config"
+[ -n "$OUT" ] || OUT=$REPO_DIR/build/lab/out${VARIANT:+-$VARIANT}
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
 	SCENARIOS=(bulk exhaust leak)
 	for f in "$LAB_DIR"/scenarios/*.sh; do
 		s=$(basename "$f" .sh)
+		grep -q '^# lab: on-demand' "$f" && continue
 		[[ " ${SCENARIOS[*]} " == *" $s "* ]] || SCENARIOS+=("$s")
 	done
 fi
@@ -73,6 +82,9 @@ make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_D
 # ncdevmem (the kernel's devmem selftest server) from the pinned source
 "$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
 	{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
+# the kernel's Python selftests (scenarios/selftests.sh), unmodified from it
+"$LAB_DIR/selftests/fetch.sh" "$REPO_DIR/build/lab" ||
+	die "extracting the selftests from the pinned source failed"
 
 # Kernels: flavor -> build dir; patched is skipped when it equals baseline.
 declare -A KDIR
@@ -83,7 +95,7 @@ all) want=(baseline patched) ;;
 esac
 for f in "${want[@]}"; do
 	t=$(date +%s)
-	d=$("$LAB_DIR/kbuild.sh" "$f") || die "kernel build ($f) failed"
+	d=$("$LAB_DIR/kbuild.sh" "$f" $VARIANT) || die "kernel build ($f${VARIANT:+ $VARIANT}) failed"
 	phase "kernel $f ($(sed -n 's/^build_seconds=//p' "$d/.lab-stamp") s when it was built)" $(( $(date +%s) - t ))
 	dup=
 	for g in "${flavors[@]}"; do [ "${KDIR[$g]}" = "$d" ] && dup=$g; done
@@ -112,6 +124,7 @@ qemu_cmd() {	# flavor outdir mode
 		-no-reboot -nic none -kernel "${KDIR[$1]}/bzImage" \
 		-initrd "$INITRD" \
 		-virtfs "local,path=$2,mount_tag=labout,security_model=none,id=labout" \
+		-virtfs "local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on,id=hostusr" \
 		-append "\"console=ttyS0 loglevel=5 panic=-1 oops=panic lab.mode=$3 lab.kernel=$1 lab.scenarios=$(IFS=,; echo "${SCENARIOS[*]}")\""
 }
 
@@ -144,6 +157,9 @@ for f in "${flavors[@]}"; do
 	# the independent peer and the NIC kit (scenarios/ncdevmem.sh, nickit.sh)
 	python3 "$LAB_DIR/assert_ncdevmem.py" --dir "$d" --kernel "$f" \
 		--patched-only "$(series_patches patched | wc -l) $(series_patches baseline | wc -l)" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
+	# the kernel's own selftests as a peer (scenarios/selftests.sh)
+	python3 "$LAB_DIR/assert_selftests.py" --dir "$d" --kernel "$f" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 done
 

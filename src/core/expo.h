@@ -2,7 +2,7 @@
 /*
  * What `devmemtop export` exposes: the metric catalogue and the rendering
  * of a snapshot into the Prometheus text format. No I/O and no locking:
- * export.c owns the HTTP side and calls expo__render() on an immutable
+ * export_http.c owns the HTTP side and calls expo__render() on an immutable
  * snapshot.
  *
  *   struct expo_totals t = {};
@@ -98,7 +98,7 @@ struct expo_input {
 };
 
 /*
- * Everything that depends only on the snapshot (export.c renders it once
+ * Everything that depends only on the snapshot (export_http.c renders it once
  * per published snapshot and shares the text between scrapes).
  */
 int expo__render(struct promfmt *w, const struct expo_input *in);

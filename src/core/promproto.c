@@ -480,8 +480,30 @@ int promproto__err(const struct promproto *pp)
  * encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*\/\*;q=0.2":
  * one media range that names all three, with no q=0.
  */
+/* The q of one media range without blanks (1 when absent, 0 when malformed). */
+static double range_q(const char *range)
+{
+	const char *q = strstr(range, ";q=");
+	char *end;
+	double v;
+
+	if (!q)
+		return 1;
+	v = strtod(q + 3, &end);
+	if (end == q + 3 || (*end && *end != ';') || !(v >= 0))
+		return 0;
+	return v > 1 ? 1 : v;
+}
+
+/*
+ * Content negotiation between the two formats we serve: the protobuf one
+ * when its best q is above 0 and not below the best q of a range that
+ * takes text (text/plain, text/ *, * / *). Ties go to protobuf, which the
+ * client named explicitly.
+ */
 int promproto_accepts(const char *accept)
 {
+	double proto_q = 0, text_q = 0;
 	const char *p = accept;
 
 	while (p && *p) {
@@ -490,22 +512,27 @@ int promproto_accepts(const char *accept)
 		char range[512];
 
 		if (len < sizeof(range)) {
-			const char *q;
 			size_t k = 0;
+			double q;
 
 			/* without blanks: "a; b" and "a;b" are the same parameters */
 			for (size_t j = 0; j < len; j++)
 				if (p[j] != ' ' && p[j] != '\t')
 					range[k++] = p[j];
 			range[k] = '\0';
-			q = strstr(range, ";q=");
-
+			q = range_q(range);
 			if (!strncasecmp(range, "application/vnd.google.protobuf;", 32) &&
 			    strstr(range, ";proto=io.prometheus.client.MetricFamily") &&
-			    strstr(range, ";encoding=delimited") && (!q || strtod(q + 3, NULL) > 0))
-				return 1;
+			    strstr(range, ";encoding=delimited")) {
+				if (q > proto_q)
+					proto_q = q;
+			} else if (!strncasecmp(range, "text/plain", 10) ||
+				   !strncasecmp(range, "text/*", 6) || !strncmp(range, "*/*", 3)) {
+				if (q > text_q)
+					text_q = q;
+			}
 		}
 		p = end ? end + 1 : NULL;
 	}
-	return 0;
+	return proto_q > 0 && proto_q >= text_q;
 }

@@ -76,7 +76,9 @@ def conn(src):
     s.settimeout(5)
     s.connect(("127.0.0.1", port))
     return s
-held = [conn(a) for a in ("127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2")]
+# one each from 4 addresses: no address holds more than the newcomer + 1,
+# so no idle connection is closed to make room (81-export-conn-lockout.sh)
+held = [conn(a) for a in ("127.0.0.1", "127.0.0.2", "127.0.0.4", "127.0.0.5")]
 time.sleep(0.5)
 s = conn("127.0.0.3")
 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")

@@ -404,6 +404,21 @@ static void test_accepts(void **state)
 	assert_false(promproto_accepts("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0"));
 	assert_false(promproto_accepts("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text"));
 	assert_false(promproto_accepts("application/vnd.google.protobuf;proto=other.Message;encoding=delimited"));
+	/* what Prometheus 2.42 sends with native histograms on */
+	assert_true(promproto_accepts("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
+}
+
+/* Issue 26 item 9: q-values in order, whatever order the ranges come in. */
+static void test_accepts_q_order(void **state)
+{
+	assert_false(promproto_accepts("text/plain;version=0.0.4;q=1,application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5"));
+	assert_false(promproto_accepts("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.2, */*;q=0.9"));
+	assert_false(promproto_accepts("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5, text/*"));
+	assert_true(promproto_accepts("text/plain;q=0.4, application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5"));
+	/* a tie goes to the format the client named */
+	assert_true(promproto_accepts("*/*;q=0.5, application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5"));
+	/* a malformed q is 0 */
+	assert_false(promproto_accepts("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=high"));
 }
 
 int main(void)
@@ -418,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_log2_native_empty),
 		cmocka_unit_test(test_histogram_parts_refused),
 		cmocka_unit_test(test_accepts),
+		cmocka_unit_test(test_accepts_q_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,7 @@ static void expo_one(bool proto)
 		assert_int_equal(expo__render_scrape(w, &(struct expo_scrape){ .scrapes = 3,
 			.http_timeouts = 1, .snapshots_held = 2, .seconds = 0.000125 }), 0);
 		text = promfmt__take(w, &len);
+		promfmt__free(w);
 		assert_non_null(text);
 		snprintf(name, sizeof(name), "run-light-%d.%s", k, proto ? "pb" : "prom");
 		golden_check(name, text, len);
@@ -170,6 +171,7 @@ static void test_replay_unknown(void **state)
 		w = promfmt__new();
 		assert_int_equal(expo__render(w, &in), 0);
 		text = promfmt__take(w, &len);
+		promfmt__free(w);
 		assert_non_null(strstr(text, "devmemtop_page_pool_holds_total{pool_id=\"11\""));
 		assert_int_equal(!!strstr(text, "devmemtop_page_pool_holds_total{pool_id=\"13\""),
 				 k >= 2);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The exporter's HTTP side (export.c), shared with the recording replay
- * (export_replay.c): both publish snapshots through one exporter.
+ * The exporter's HTTP server (export_http.c), used by live collection
+ * (export.c) and the recording replay (export_replay.c): both publish
+ * snapshots through one exporter.
  *
  *   ex = exporter__new(&opts, msg, len);   binds the socket; NULL + msg
  *   publisher__publish(exporter__publisher(ex), snap, ...);
@@ -9,8 +10,8 @@
  *   exporter__reap(ex);                    request deadlines; returns the next
  *   exporter__free(ex);
  */
-#ifndef DEVMEMTOP_EXPORT_H
-#define DEVMEMTOP_EXPORT_H
+#ifndef DEVMEMTOP_EXPORT_HTTP_H
+#define DEVMEMTOP_EXPORT_HTTP_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -18,8 +19,10 @@
 #include <stdint.h>
 #include "collector.h"
 #include "expo.h"
-#include "privdrop.h"
 #include "publisher.h"
+
+/* the default --listen */
+#define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"
 
 struct webcfg;
 
@@ -59,17 +62,4 @@ const char *exporter__scheme(const struct exporter *ex);
 int export__print_once(struct dmt_snapshot *snap, const struct expo_totals *t,
 		       double interval_s, uint64_t collections);
 
-/*
- * export --from FILE: serve a recording (export_replay.c).
- * check: before anything binds, read the whole file once; 0, or -errno and
- * one line in msg. Sets *interval_ns to the recording's interval / speed.
- * run: publish its snapshots through ex (NULL with once: print the last
- * one's scrape) at their recorded pace divided by speed, then keep serving
- * the last one until SIGINT/SIGTERM. Returns the exit status.
- */
-int export_replay__check(const char *path, double speed, uint64_t *interval_ns,
-			 char *msg, size_t msglen);
-int export_replay__run(struct exporter *ex, const char *path, double speed, bool once,
-		       const struct privdrop_opts *po);
-
-#endif /* DEVMEMTOP_EXPORT_H */
+#endif /* DEVMEMTOP_EXPORT_HTTP_H */

@@ -1,0 +1,187 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Scenario "selftests": the kernel's own Python selftests that run on
+# netdevsim and touch page pools and queues, unmodified from the pinned
+# source (scripts/lab/selftests/fetch.sh), as a second independent peer:
+#
+#   net/nl_netdev.py         page-pool-get listing; a page held through
+#                            netdevsim's debugfs pp_hold across a down (a
+#                            zombie pool) and across the device's removal
+#   drivers/net/queues.py    queue-get on a 3-queue netdevsim, ethtool -L
+#   drivers/net/stats.py     qstats against rtnl stats, pause/FEC stats
+#   drivers/net/hw/pp_alloc_fail.py
+#                            page pool allocation failures by the kernel's
+#                            fault injection. Run twice: as is (its harness
+#                            refuses netdevsim by design: nsim_test=False),
+#                            and pointed at the lab's netdevsim port through
+#                            its hardware env (NETIF, REMOTE_TYPE=netns),
+#                            where it stops at its first check: netdevsim
+#                            reports no rx-alloc-fail queue stat.
+#   ppfail (ours, shell)     what pp_alloc_fail.py does, on the one page
+#                            pool allocation netdevsim makes on request:
+#                            fail_function on page_pool_alloc_pages
+#                            (probability 100, every 3rd call), 60 pp_hold
+#                            allocations; the kernel's count of injected
+#                            failures (times consumed) next to the ENOMEMs
+#                            the writer saw.
+#
+# They run in a chroot whose /usr is the host's, read-only over the 9p
+# share "hostusr" (vmtest.sh): Debian's python3 and python3-yaml, iproute2
+# and ethtool, nothing copied or changed. devmemtop records the whole
+# scenario (guest/lib.sh, lab_interval); per test the scenario keeps what
+# the host needs to tell its pools apart and to check devmemtop:
+#   NAME.tap NAME.err NAME.rc   the test's KTAP output, stderr, exit status
+#   NAME.ifindex                the highest ifindex before it: every netdev
+#                               it creates has a higher one (no reuse)
+#   NAME.t                      uptime before (written first) and after
+#   NAME.trace                  the page_pool tracepoints during it, taken
+#                               LINGER s after it ended (2.5 s after
+#                               nl_netdev.py: zombie pools are retried once
+#                               a second; 0.5 s after the others, which
+#                               leave none: a devmemtop snapshot or two)
+# usage: selftests.sh OUTDIR
+. /lab/guest/lib.sh
+. $LAB_STATE
+D=${1:?usage: selftests.sh OUTDIR}
+K=/lab/ksrc/tools/testing/selftests
+R=/tmp/ksft-root
+T=/sys/kernel/tracing
+mkdir -p $D
+
+skip() {
+	echo "$*" | tee $D/skip
+	exit 0
+}
+
+# The chroot: a tmpfs with the host's /usr (Debian's merged-/usr links) and
+# the kernel's own file systems; /lab brings the tests and the udevadm shim.
+ksft_root() {
+	mkdir -p $R && mount -t tmpfs ksft $R || return 1
+	mkdir -p $R/usr $R/proc $R/sys $R/dev $R/tmp $R/run $R/var $R/lab $R/etc
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hostusr $R/usr ||
+		{ echo "cannot mount the 9p share hostusr (the host's /usr)"; return 1; }
+	for l in bin sbin lib lib64; do ln -s usr/$l $R/$l; done
+	ln -s ../run $R/var/run
+	mount -t proc proc $R/proc && mount -t sysfs sys $R/sys &&
+		mount -t debugfs debugfs $R/sys/kernel/debug &&
+		mount -t devtmpfs dev $R/dev && mount -o bind /lab $R/lab || return 1
+	for f in /usr/bin/python3 /usr/sbin/ip /usr/sbin/ethtool; do
+		[ -x $R$f ] || { echo "the host has no $f (scripts/lab/deps.sh)"; return 1; }
+	done
+	chroot $R /usr/bin/python3 -c 'import yaml' ||
+		{ echo "the host's python3 has no yaml (python3-yaml)"; return 1; }
+}
+
+in_root() {
+	chroot $R /usr/bin/env -i PATH=/lab/ksft-bin:/usr/sbin:/usr/bin HOME=/tmp \
+		PYTHONDONTWRITEBYTECODE=1 "$@"
+}
+
+max_ifindex() {
+	cat /sys/class/net/*/ifindex | sort -n | tail -1
+}
+
+# ksft LINGER NAME FILE [VAR=VALUE...]: one selftest, in the chroot
+ksft() {
+	local linger=$1 name=$2 file=$3 t0
+	shift 3
+	max_ifindex >$D/$name.ifindex
+	echo >$T/trace
+	t0=$(lab_now)
+	echo $t0 >$D/$name.t
+	echo "selftests: $name ($file $*) at ${t0}s"
+	# a hung test must not take the rest of the VM run with it (qemu-run.py's
+	# timeout): 300 s each, far above what any of them needs
+	timeout -k 5 300 chroot $R /usr/bin/env -i PATH=/lab/ksft-bin:/usr/sbin:/usr/bin \
+		HOME=/tmp PYTHONDONTWRITEBYTECODE=1 "$@" /usr/bin/python3 $K/$file \
+		>$D/$name.tap 2>$D/$name.err
+	echo $? >$D/$name.rc
+	echo "$t0 $(lab_now)" >$D/$name.t
+	sleep $linger
+	cat $T/trace >$D/$name.trace
+	echo "selftests: $name rc=$(cat $D/$name.rc), $(grep '^# Totals' $D/$name.tap)"
+}
+
+# ppfail: the kernel's function fault injection on page_pool_alloc_pages,
+# configured as pp_alloc_fail.py configures it (verbose 0 first: each
+# failure would dump a stack otherwise), allocations by netdevsim's pp_hold
+# on a device of its own (bus id 4242). Result in ppfail.txt.
+PPF=/sys/kernel/debug/fail_function
+ppfail_off() {
+	echo 0 >$PPF/probability
+	echo >$PPF/inject	# an empty line removes every function
+	echo 0 >$PPF/times
+}
+
+ppfail() {
+	local F=$PPF H if calls=60 ok=0 enomem=0 times=100 i t0 left
+
+	max_ifindex >$D/ppfail.ifindex
+	if [ ! -d $F ]; then
+		echo "no $F: kernel without CONFIG_FAIL_FUNCTION" | tee $D/ppfail.skip
+		return 0
+	fi
+	echo >$T/trace
+	t0=$(lab_now)
+	echo $t0 >$D/ppfail.t
+	echo "4242 1 1" >/sys/bus/netdevsim/new_device || return 1
+	for i in $(seq 50); do
+		if=$(ls /sys/bus/netdevsim/devices/netdevsim4242/net/ 2>/dev/null | head -1)
+		[ -n "$if" ] && break
+		sleep 0.1
+	done
+	[ -n "$if" ] || { echo "ppfail: netdevsim4242 has no netdev"; return 1; }
+	ip link set $if up || return 1
+	H=/sys/kernel/debug/netdevsim/netdevsim4242/ports/0/pp_hold
+	echo 0 >$F/verbose && echo 0 >$F/probability &&
+		echo page_pool_alloc_pages >$F/inject &&
+		echo 3 >$F/interval && echo $times >$F/times &&
+		echo 100 >$F/probability || { ppfail_off; return 1; }
+	for i in $(seq $calls); do
+		if echo y >$H 2>/dev/null; then
+			ok=$((ok + 1))
+			echo n >$H
+		else
+			enomem=$((enomem + 1))
+		fi
+	done
+	echo 0 >$F/probability
+	left=$(cat $F/times)
+	ppfail_off
+	cat >$D/ppfail.txt <<-EOT
+	ifname=$if
+	ifindex=$(cat /sys/class/net/$if/ifindex)
+	calls=$calls
+	allocated=$ok
+	enomem=$enomem
+	times_set=$times
+	times_left=$left
+	injected=$((times - left))
+	EOT
+	echo 4242 >/sys/bus/netdevsim/del_device
+	echo "$t0 $(lab_now)" >$D/ppfail.t
+	sleep 0.5
+	cat $T/trace >$D/ppfail.trace
+	echo "selftests: ppfail $(paste -sd' ' $D/ppfail.txt)"
+}
+
+[ -d $K ] || skip "the selftests are not in this initramfs (build/lab/ksft-src missing on the host)"
+# the host's /usr is the lab's dependency (scripts/lab/deps.sh): a chroot
+# that cannot be set up is a failure, not a skip
+ksft_root >$D/root.log 2>&1 ||
+	{ echo "selftests: FAIL no chroot with the host's python3: $(tail -1 $D/root.log)"; exit 1; }
+readlink /proc/self/ns/net >$D/netns
+# the lab's peer netns by name, for pp_alloc_fail.py's hardware env (its
+# REMOTE; the test stops before it sends anything from there)
+in_root ip netns attach labpeer $LAB_PEER_PID >$D/netns-attach.log 2>&1 ||
+	echo "selftests: ip netns attach labpeer failed, see netns-attach.log"
+
+ksft 2.5 nl_netdev net/nl_netdev.py
+ksft 0.5 queues drivers/net/queues.py
+ksft 0.5 stats drivers/net/stats.py
+ksft 0 pp_alloc_fail drivers/net/hw/pp_alloc_fail.py
+ksft 0 pp_alloc_fail_netif drivers/net/hw/pp_alloc_fail.py NETIF=$LAB_RX_IF \
+	LOCAL_V4=$LAB_RX_ADDR REMOTE_V4=$LAB_TX_ADDR REMOTE_TYPE=netns REMOTE_ARGS=labpeer
+ppfail || { echo "ppfail failed"; exit 1; }
+in_root ip netns delete labpeer
+exit 0
