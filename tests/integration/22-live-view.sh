@@ -17,9 +17,15 @@ trap 'tmux kill-session -t "$SES" 2>/dev/null; cleanup' EXIT
 run_view() {	# $1: how to stop it (q or TERM)
 	local ids left pid i
 	tmux new-session -d -s "$SES" -x 200 -y 50 "$DMT -i 500ms; echo EXIT=\$?; sleep 30"
-	testbed_traffic 4
-	sleep 3
-	tmux capture-pane -p -t "$SES" >"$TMPD/pane.$1"
+	# a stream that outlasts the look (stopped below), and a look until our
+	# row shows (20 s at most): a 4 s stream and one look after 3 s missed
+	# the row at load average 16 (slow attach, slow connect)
+	testbed_traffic 120
+	for i in $(seq 1 100); do
+		tmux capture-pane -p -t "$SES" >"$TMPD/pane.$1"
+		grep -Eq "^[0-9]+ +$IF_RX .* pages .* alive +[0-9]+" "$TMPD/pane.$1" && break
+		sleep 0.2
+	done
 	grep -q "devmemtop .* mode: tracepoint-only\|devmemtop .* mode: fentry\|devmemtop .* mode: devmem" "$TMPD/pane.$1" ||
 		fail "no header in the pane: $(head -3 "$TMPD/pane.$1")"
 	grep -q "^POOL .*HOLD/s" "$TMPD/pane.$1" || fail "no pool table header"
@@ -46,7 +52,8 @@ run_view() {	# $1: how to stop it (q or TERM)
 	sleep 0.3
 	tmux capture-pane -p -t "$SES" | grep -q "EXIT=0" || fail "exit status after $1 not 0: $(tmux capture-pane -p -t "$SES" | grep EXIT)"
 	tmux kill-session -t "$SES"
-	testbed_wait
+	kill "$_TB_CLI" "$_TB_SRV" 2>/dev/null
+	wait "$_TB_CLI" "$_TB_SRV" 2>/dev/null
 	left=$(echo "$ids" | bpf_ids_alive)
 	[ -z "$left" ] || fail "BPF objects left behind after $1: $(echo $left)"
 	log "$1: clean exit, rows seen, no BPF left"

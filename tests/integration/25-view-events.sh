@@ -7,18 +7,29 @@ source "$(dirname "$0")/lib.sh"
 need_root
 need_dmt
 testbed_up
-"$DMT" -b -i 500ms -n 16 >"$TMPD/out" 2>"$TMPD/err" &
+# Run until stopped on what it printed, not for a fixed 16 intervals (a
+# loaded machine ran the script past them: no EVENTS panel at load 16).
+stdbuf -oL "$DMT" -b -i 500ms -n 600 >"$TMPD/out" 2>"$TMPD/err" &
 dmt=$!
 _TB_PIDS+=($dmt)
-sleep 1
+for i in $(seq 1 300); do [ -s "$TMPD/out" ] && break; sleep 0.1; done
 testbed_traffic 2
 testbed_wait
-sleep 1
-testbed_down
-wait $dmt || fail "devmemtop -b failed: $(cat "$TMPD/err")"
+for i in $(seq 1 100); do grep -Eq "^[0-9]+ +$IF_RX " "$TMPD/out" && break; sleep 0.1; done
 row=$(grep -E "^[0-9]+ +$IF_RX " "$TMPD/out" | head -1)
 [ -n "$row" ] || fail "no row for $IF_RX"
 id=$(echo "$row" | awk '{print $1}')
+testbed_down
+# until the destruction event is printed, then two more intervals (the
+# pool must be gone from the last table)
+for i in $(seq 1 200); do
+	grep -Eq "^[0-9:]{8} pool $id: destroyed" "$TMPD/out" && break
+	kill -0 $dmt 2>/dev/null || break
+	sleep 0.1
+done
+sleep 1.2
+kill -TERM $dmt 2>/dev/null
+wait $dmt || fail "devmemtop -b failed: $(cat "$TMPD/err")"
 grep -q "^EVENTS" "$TMPD/out" || fail "no EVENTS panel after the pool went away"
 grep -Eq "^[0-9:]{8} pool $id: destroyed" "$TMPD/out" ||
 	fail "no destruction event for pool $id: $(grep -A6 '^EVENTS' "$TMPD/out" | tail -6)"

@@ -16,6 +16,23 @@ IF_RX=$'r\e]0;X\a\e[2J\xff\xc2\x9b'
 testbed_up
 make_traffic_cmd
 
+# streaming CMD...: CMD's exit status, CMD run once the stream flows; the
+# stream outlasts CMD (stopped after it). A fixed 2-4 s stream started with
+# CMD ended before a loaded machine (load average 20) had CMD attached.
+streaming() {
+	local rc i
+	testbed_traffic 120
+	for i in $(seq 1 100); do
+		[ -n "$(ip netns exec "$NS_RX" ss -Htn state established "( sport = :$PORT )")" ] && break
+		sleep 0.1
+	done
+	"$@"
+	rc=$?
+	kill "$_TB_CLI" "$_TB_SRV" 2>/dev/null
+	wait "$_TB_CLI" "$_TB_SRV" 2>/dev/null
+	return $rc
+}
+
 # clean FILE WHAT [MUST_CONTAIN]: valid UTF-8, no C0 (but \n), DEL or C1
 clean() {
 	python3 - "$@" <<'PY' || fail "$2: raw control bytes or invalid UTF-8 (see above)"
@@ -44,9 +61,7 @@ PY
 }
 
 # 1. -b while traffic flows on the hostile interface
-testbed_traffic 4
-"$DMT" -b -i 500ms -n 5 >"$TMPD/batch.out" 2>"$TMPD/batch.err" || fail "-b: $(cat "$TMPD/batch.err")"
-testbed_wait
+streaming "$DMT" -b -i 500ms -n 5 >"$TMPD/batch.out" 2>"$TMPD/batch.err" || fail "-b: $(cat "$TMPD/batch.err")"
 clean "$TMPD/batch.out" "-b" 'r\x1b]0;X'
 clean "$TMPD/batch.err" "-b stderr"
 
@@ -96,9 +111,7 @@ for i, line in enumerate(open(sys.argv[1], "rb")):
 print("%s: %d JSON lines parse" % (sys.argv[2], n))
 PY
 }
-testbed_traffic 2
-"$DMT" --json -n 2 -i 500ms >"$TMPD/live.json" 2>"$TMPD/live.err" || fail "--json: $(cat "$TMPD/live.err")"
-testbed_wait
+streaming "$DMT" --json -n 2 -i 500ms >"$TMPD/live.json" 2>"$TMPD/live.err" || fail "--json: $(cat "$TMPD/live.err")"
 json_ok "$TMPD/live.json" "--json"
 grep -qF 'r\\x1b' "$TMPD/live.json" || fail "--json does not show the escaped name"
 "$DMT" report --json "$TMPD/rec.dmtrec" >"$TMPD/report.json" 2>&1 || fail "report --json"
@@ -108,10 +121,8 @@ python3 -c 'import json, sys; json.load(open(sys.argv[1], "rb"))' "$TMPD/gate.js
 	fail "gate --json is not valid JSON"
 
 # 5. the exposition format: label values escaped, the format still parses
-testbed_traffic 3
-"$DMT" export --once -i 1s >"$TMPD/scrape.prom" 2>"$TMPD/export.err" ||
+streaming "$DMT" export --once -i 1s >"$TMPD/scrape.prom" 2>"$TMPD/export.err" ||
 	fail "export --once: $(cat "$TMPD/export.err")"
-testbed_wait
 clean "$TMPD/scrape.prom" "export --once" 'ifname="r\\x1b]0;X\\x07'
 if python3 -c 'import prometheus_client' 2>/dev/null; then
 	python3 - "$TMPD/scrape.prom" <<'PY' || fail "the scrape does not parse"

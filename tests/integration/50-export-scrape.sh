@@ -19,7 +19,13 @@ export_start -i 500ms --max-connections-per-client 16
 ids=$(bpf_ids_of "$EXP_PID")
 [ -n "$ids" ] || fail "the exporter holds no BPF programs or links"
 testbed_traffic 6
-sleep 1.5
+# until the pool shows (20 s at most), not a fixed 1.5 s: with a slow
+# connect (load average 11) the first scrape had no sample of it yet
+for i in $(seq 1 100); do
+	scrape "$TMPD/s0.prom"
+	grep -q "^devmemtop_page_pool_holds_total{.*ifname=\"$IF_RX\"" "$TMPD/s0.prom" && break
+	sleep 0.2
+done
 
 T=$EXPORT_TOOLS
 scrapes=()
