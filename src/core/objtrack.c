@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "objtrack.h"
+#include "metrics.h"
 #include "util.h"
 
 bool objtrack_same_pool_key(uint32_t prev_id, uint64_t prev_addr, uint32_t id, uint64_t addr)
@@ -269,11 +270,15 @@ static int run_grow(void **arr, size_t *cap, size_t i, size_t sz)
 	return 0;
 }
 
-/* The pool counters a run adds up (u64 fields of struct dmt_pool_snap). */
-static const size_t pool_ctr[] = {
-	offsetof(struct dmt_pool_snap, holds), offsetof(struct dmt_pool_snap, releases),
-	offsetof(struct dmt_pool_snap, holds_page), offsetof(struct dmt_pool_snap, holds_niov),
-};
+/*
+ * The pool counters a run adds up: the metric table's u64 pool counters
+ * (holds, releases, holds_page, holds_niov and any added since).
+ */
+static bool pool_ctr(const struct mdef *d)
+{
+	return d->obj == MO_POOL && d->kind == MK_SCALAR && d->type == MT_COUNTER &&
+	       d->repr == MR_U64;
+}
 
 static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, alloc_calls),
@@ -298,19 +303,21 @@ static const size_t bind_lat[] = {
 static void pool_start(struct objrun_pool *t, const struct dmt_pool_snap *cur, bool from_zero)
 {
 	t->known = true;
-	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
-		*FIELD(uint64_t, &t->run, pool_ctr[k]) =
-			from_zero ? *CFIELD(uint64_t, cur, pool_ctr[k]) : 0;
+	for (size_t k = 0; k < mdef_count; k++)
+		if (pool_ctr(&mdefs[k]))
+			*FIELD(uint64_t, &t->run, mdefs[k].off) =
+				from_zero ? *CFIELD(uint64_t, cur, mdefs[k].off) : 0;
 }
 
 static void pool_step(struct objrun_pool *t, const struct dmt_pool_snap *prev)
 {
 	const struct dmt_pool_snap *cur = &t->last;
 
-	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
-		*FIELD(uint64_t, &t->run, pool_ctr[k]) +=
-			objtrack_delta(*CFIELD(uint64_t, cur, pool_ctr[k]),
-				       *CFIELD(uint64_t, prev, pool_ctr[k]));
+	for (size_t k = 0; k < mdef_count; k++)
+		if (pool_ctr(&mdefs[k]))
+			*FIELD(uint64_t, &t->run, mdefs[k].off) +=
+				objtrack_delta(*CFIELD(uint64_t, cur, mdefs[k].off),
+					       *CFIELD(uint64_t, prev, mdefs[k].off));
 }
 
 static int run_pool(struct objrun *r, const struct dmt_pool_snap *p, bool first)

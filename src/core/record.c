@@ -157,14 +157,36 @@ static uint64_t put_addr_value(const struct rec_buf *b, uint64_t addr)
  */
 enum rec_pool_tag {
 	REC_POOL_FLAGS = 1,		/* bit 0: holds/releases unknown (light mode) */
+	/* 2 and up: the metric table's pool rows (rec_tag) */
 };
 #define REC_POOL_F_COUNTERS_UNKNOWN	(1u << 0)
 
+/* The metric table's rows of object kind obj stored in its tail. */
+static uint16_t tail_rows(enum mdef_obj obj)
+{
+	uint16_t n = 0;
+
+	for (size_t i = 0; i < mdef_count; i++)
+		n += mdefs[i].obj == obj && mdefs[i].rec_tag;
+	return n;
+}
+
+static void put_tail_rows(struct rec_buf *b, enum mdef_obj obj, const void *o)
+{
+	for (size_t i = 0; i < mdef_count; i++) {
+		if (mdefs[i].obj != obj || !mdefs[i].rec_tag)
+			continue;
+		put_u16(b, mdefs[i].rec_tag);
+		put_u64(b, mdef_raw(&mdefs[i], o));
+	}
+}
+
 static void put_pool_tail(struct rec_buf *b, const struct dmt_pool_snap *p)
 {
-	put_u16(b, 1);
+	put_u16(b, 1 + tail_rows(MO_POOL));
 	put_u16(b, REC_POOL_FLAGS);
 	put_u64(b, p->counters_unknown ? REC_POOL_F_COUNTERS_UNKNOWN : 0);
+	put_tail_rows(b, MO_POOL, p);
 }
 
 static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
@@ -214,17 +236,8 @@ static void put_log2(struct rec_buf *b, const struct hist_log2 *h)
  */
 static void put_binding_tail(struct rec_buf *b, const struct dmt_binding_snap *d)
 {
-	uint16_t n = 0;
-
-	for (size_t i = 0; i < mdef_count; i++)
-		n += mdefs[i].rec_tag != 0;
-	put_u16(b, n);
-	for (size_t i = 0; i < mdef_count; i++) {
-		if (!mdefs[i].rec_tag)
-			continue;
-		put_u16(b, mdefs[i].rec_tag);
-		put_u64(b, mdef_raw(&mdefs[i], d));
-	}
+	put_u16(b, tail_rows(MO_BINDING));
+	put_tail_rows(b, MO_BINDING, d);
 }
 
 static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
@@ -600,6 +613,22 @@ static size_t sub_begin(struct rd *r, struct rd *sub, const char *what)
 	return r->off;
 }
 
+/* Rows stored in a tail start unknown: a file from before the row has none. */
+static void get_tail_unknown(enum mdef_obj obj, void *o)
+{
+	for (size_t i = 0; i < mdef_count; i++)
+		if (mdefs[i].obj == obj && mdefs[i].rec_tag)
+			mdef_set_unknown(&mdefs[i], o);
+}
+
+/* A tagged value of a tail; tags no row knows are skipped (a newer writer). */
+static void get_tail_row(enum mdef_obj obj, void *o, uint16_t tag, uint64_t v)
+{
+	for (size_t i = 0; tag && i < mdef_count; i++)
+		if (mdefs[i].obj == obj && mdefs[i].rec_tag == tag)
+			mdef_set_raw(&mdefs[i], o, v);
+}
+
 /*
  * The tagged tail (put_pool_tail). A file from before it says nothing of
  * unknown counters: light mode marked exactly the pools no window had
@@ -610,6 +639,7 @@ static void get_pool_tail(struct rd *r, struct dmt_pool_snap *p, bool light)
 	uint16_t n;
 
 	p->counters_unknown = light && !p->addr;
+	get_tail_unknown(MO_POOL, p);
 	if (r->err || r->off == r->len)
 		return;
 	n = get_u16(r, "pool tail");
@@ -623,6 +653,8 @@ static void get_pool_tail(struct rd *r, struct dmt_pool_snap *p, bool light)
 
 		if (tag == REC_POOL_FLAGS)
 			p->counters_unknown = v & REC_POOL_F_COUNTERS_UNKNOWN;
+		else
+			get_tail_row(MO_POOL, p, tag, v);
 	}
 }
 
@@ -677,9 +709,7 @@ static void get_binding_tail(struct rd *r, struct dmt_binding_snap *d)
 {
 	uint16_t n;
 
-	for (size_t i = 0; i < mdef_count; i++)
-		if (mdefs[i].rec_tag)
-			mdef_set_unknown(&mdefs[i], d);
+	get_tail_unknown(MO_BINDING, d);
 	if (r->err || r->off == r->len)
 		return;
 	n = get_u16(r, "binding tail");
@@ -691,9 +721,7 @@ static void get_binding_tail(struct rd *r, struct dmt_binding_snap *d)
 		uint16_t tag = get_u16(r, "binding tail");
 		uint64_t v = get_u64(r, "binding tail");
 
-		for (size_t i = 0; tag && i < mdef_count; i++)
-			if (mdefs[i].rec_tag == tag)
-				mdef_set_raw(&mdefs[i], d, v);
+		get_tail_row(MO_BINDING, d, tag, v);
 	}
 }
 
