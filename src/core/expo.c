@@ -34,12 +34,6 @@ enum {
 	F_POOLS_NOT_EXPORTED,
 	/* bindings */
 	F_BIND_INFO,
-	F_BIND_ALLOC_LAT,
-	F_BIND_ALLOC_NIOV_LAT,
-	F_BIND_RELEASE_LAT,
-	F_BIND_ALLOC_LAT_NS,
-	F_BIND_ALLOC_NIOV_LAT_NS,
-	F_BIND_RELEASE_LAT_NS,
 	/* kernel-wide */
 	F_LEAKED_TOTAL,
 	F_BINDINGS_FREED,
@@ -102,24 +96,6 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_BIND_INFO, "devmemtop_binding_info", "gauge",
 	    -1, EXPO_BINDING, HW,
 	    "A devmem dmabuf binding (value 1); labels carry its layout and state."),
-	FAM(F_BIND_ALLOC_LAT, "devmemtop_binding_alloc_latency_seconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
-	    "Time per provider allocation call."),
-	FAM(F_BIND_ALLOC_NIOV_LAT, "devmemtop_binding_alloc_niov_latency_seconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
-	    "Time per niov within a provider allocation call."),
-	FAM(F_BIND_RELEASE_LAT, "devmemtop_binding_release_latency_seconds", "histogram",
-	    DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW,
-	    "Time to give one niov back to the binding."),
-	FAM(F_BIND_ALLOC_LAT_NS, "devmemtop_binding_alloc_latency_nanoseconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW "; " NATIVE,
-	    "Time per provider allocation call (native, exact log2 buckets; classic: _seconds)."),
-	FAM(F_BIND_ALLOC_NIOV_LAT_NS, "devmemtop_binding_alloc_niov_latency_nanoseconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW "; " NATIVE,
-	    "Time per niov within a provider allocation call (native, exact log2 buckets; classic: _seconds)."),
-	FAM(F_BIND_RELEASE_LAT_NS, "devmemtop_binding_release_latency_nanoseconds", "histogram",
-	    DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW "; " NATIVE,
-	    "Time to give one niov back to the binding (native, exact log2 buckets; classic: _seconds)."),
 
 	FAM(F_LEAKED_TOTAL, "devmemtop_leaked_niovs_total", "counter",
 	    DMT_M_BIND_LEAKS, EXPO_GLOBAL, NULL,
@@ -671,25 +647,6 @@ static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 		FOR_BINDINGS(b)
 			render_row(w, d, cat[c].native, b, bl.l, BIND_NLBL);
 	}
-	if (fam(w, s, F_BIND_ALLOC_LAT))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_ns, 1e9);
-	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns, 1e9);
-	if (fam(w, s, F_BIND_RELEASE_LAT))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->free_lat_ns, 1e9);
-	/* their native twins in ns (protobuf only; nothing in the text) */
-	if (fam(w, s, F_BIND_ALLOC_LAT_NS))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->alloc_lat_ns);
-	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT_NS))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns);
-	if (fam(w, s, F_BIND_RELEASE_LAT_NS))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->free_lat_ns);
 #undef FOR_BINDINGS
 }
 

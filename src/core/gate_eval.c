@@ -167,9 +167,6 @@ static bool read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o
 		return true;
 	}
 	switch (m) {
-	case GM_BIND_ALLOC_LATENCY: a->l = b->alloc_lat_ns; break;
-	case GM_BIND_ALLOC_LATENCY_NIOV: a->l = b->alloc_lat_niov_ns; break;
-	case GM_BIND_FREE_LATENCY: a->l = b->free_lat_ns; break;
 	case GM_BIND_NIOVS_PER_CALL:
 		a->c = b->alloc_niovs;
 		a->c2 = b->alloc_calls;

@@ -37,13 +37,9 @@ static struct gm_def gm_defs[GM__STATIC + 64] = {
 	  DMT_M_POOL_DESTROY, "destroyed pools with items still in flight"),
 	R(GM_POOL_DESTROY_INFLIGHT, "pool.destroy_inflight"),
 	R(GM_POOL_NID_CHANGES, "pool.nid_changes"),
-	P(GM_BIND_ALLOC_LATENCY, "binding.alloc_latency", GM_OBJ_BINDING, GM_HIST_LOG2,
-	  GM_UNIT_NS, DMT_M_BIND_ALLOC_LATENCY, "provider allocation call latency"),
-	P(GM_BIND_ALLOC_LATENCY_NIOV, "binding.alloc_latency_per_niov", GM_OBJ_BINDING,
-	  GM_HIST_LOG2, GM_UNIT_NS, DMT_M_BIND_ALLOC_LATENCY,
-	  "provider allocation latency divided by niovs returned"),
-	P(GM_BIND_FREE_LATENCY, "binding.free_latency", GM_OBJ_BINDING, GM_HIST_LOG2,
-	  GM_UNIT_NS, DMT_M_BIND_FREE_LATENCY, "niov release latency"),
+	R(GM_BIND_ALLOC_LATENCY, "binding.alloc_latency"),
+	R(GM_BIND_ALLOC_LATENCY_NIOV, "binding.alloc_latency_per_niov"),
+	R(GM_BIND_FREE_LATENCY, "binding.free_latency"),
 	P(GM_BIND_NIOVS_PER_CALL, "binding.niovs_per_call", GM_OBJ_BINDING, GM_RATIO,
 	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS,
 	  "niovs taken per provider allocation call over the run (bulk refill)"),
@@ -97,9 +93,7 @@ static struct gm_def gm_of_row(const struct mdef *m)
 static void gm_init(void)
 {
 	static const struct { enum gm_id id; enum mdef_better b; } dirs[] = {
-		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_ALLOC_LATENCY, MB_LOWER },
-		{ GM_BIND_ALLOC_LATENCY_NIOV, MB_LOWER }, { GM_BIND_FREE_LATENCY, MB_LOWER },
-		{ GM_BIND_NIOVS_PER_CALL, MB_HIGHER }, { GM_TOOL_RINGBUF_DROPS, MB_LOWER },
+		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_NIOVS_PER_CALL, MB_HIGHER }, { GM_TOOL_RINGBUF_DROPS, MB_LOWER },
 		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
 	};
 	bool placed[64] = { false };

@@ -185,10 +185,7 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b,
 	/* null held figures say why, when the hooks are there */
 	json_object_object_add(o, "held_reason", b->held_why ?
 			       json_object_new_string(dmt_held_why_text(b->held_why)) : NULL);
-	json_object_object_add(o, "alloc_latency_ns", json_log2_hist(&b->alloc_lat_ns, 1));
-	json_object_object_add(o, "alloc_latency_per_niov_ns",
-			       json_log2_hist(&b->alloc_lat_niov_ns, 1));
-	json_object_object_add(o, "free_latency_ns", json_log2_hist(&b->free_lat_ns, 1));
+	json_rows(o, MO_BINDING, true, b, avail);
 	return o;
 }
 

@@ -61,6 +61,8 @@ static bool pool_destroy_seen(const void *o)
 
 #define F(field, r) .off = offsetof(struct dmt_binding_snap, field), .repr = r
 #define D(fn) .repr = MR_DERIVED, .derive = fn, .integral = true
+#define BH(field) .kind = MK_LOG2, .off = offsetof(struct dmt_binding_snap, field), \
+		  .json_always = true
 /* a page pool's field; JSON version 1 shows every pool figure */
 #define PF(field, r) .obj = MO_POOL, .off = offsetof(struct dmt_pool_snap, field), .repr = r, \
 		     .json_always = true
@@ -225,6 +227,31 @@ const struct mdef mdefs[] = {
 	{ "binding.rx_bytes", MT_COUNTER, MU_BYTES,
 	  "Bytes returned by recvmsg calls that handed out the binding's frag tokens.",
 	  F(rx_bytes, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .gate = true, .rec_tag = 9 },
+	/* latency histograms: JSON version 1 shows them whatever the availability */
+	{ "binding.alloc_latency", MT_GAUGE, MU_NS, "Time per provider allocation call.",
+	  BH(alloc_lat_ns), .avail = DMT_M_BIND_ALLOC_LATENCY, .json = "alloc_latency_ns",
+	  .prom = "devmemtop_binding_alloc_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_binding_alloc_latency_nanoseconds",
+	  .native_help = "Time per provider allocation call (native, exact log2 buckets; "
+			 "classic: _seconds).",
+	  .gate = true, .gate_help = "provider allocation call latency", .better = MB_LOWER },
+	{ "binding.alloc_latency_per_niov", MT_GAUGE, MU_NS,
+	  "Time per niov within a provider allocation call.",
+	  BH(alloc_lat_niov_ns), .avail = DMT_M_BIND_ALLOC_LATENCY,
+	  .json = "alloc_latency_per_niov_ns",
+	  .prom = "devmemtop_binding_alloc_niov_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_binding_alloc_niov_latency_nanoseconds",
+	  .native_help = "Time per niov within a provider allocation call (native, exact log2 "
+			 "buckets; classic: _seconds).",
+	  .gate = true, .gate_help = "provider allocation latency divided by niovs returned",
+	  .better = MB_LOWER },
+	{ "binding.free_latency", MT_GAUGE, MU_NS, "Time to give one niov back to the binding.",
+	  BH(free_lat_ns), .avail = DMT_M_BIND_FREE_LATENCY, .json = "free_latency_ns",
+	  .prom = "devmemtop_binding_release_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_binding_release_latency_nanoseconds",
+	  .native_help = "Time to give one niov back to the binding (native, exact log2 "
+			 "buckets; classic: _seconds).",
+	  .gate = true, .gate_help = "niov release latency", .better = MB_LOWER },
 	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
 	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
@@ -232,6 +259,7 @@ const struct mdef mdefs[] = {
 
 #undef F
 #undef D
+#undef BH
 #undef PF
 #undef PH
 

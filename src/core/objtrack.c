@@ -290,11 +290,11 @@ static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, tok_released),
 };
 
-static const size_t bind_lat[] = {
-	offsetof(struct dmt_binding_snap, alloc_lat_ns),
-	offsetof(struct dmt_binding_snap, alloc_lat_niov_ns),
-	offsetof(struct dmt_binding_snap, free_lat_ns),
-};
+/* The binding histograms a run adds up: the metric table's log2 binding rows. */
+static bool bind_lat(const struct mdef *d)
+{
+	return d->obj == MO_BINDING && d->kind == MK_LOG2;
+}
 
 #define FIELD(type, obj, off)	((type *)((char *)(obj) + (off)))
 #define CFIELD(type, obj, off)	((const type *)((const char *)(obj) + (off)))
@@ -371,9 +371,10 @@ static void bind_start(struct objrun_binding *t, const struct dmt_binding_snap *
 	if (first) {
 		for (size_t k = 0; k < ARRAY_SIZE(bind_ctr); k++)
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) = 0;
-		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
-			memset(FIELD(struct hist_log2, &t->run, bind_lat[k]), 0,
-			       sizeof(struct hist_log2));
+		for (size_t k = 0; k < mdef_count; k++)
+			if (bind_lat(&mdefs[k]))
+				memset(FIELD(struct hist_log2, &t->run, mdefs[k].off), 0,
+				       sizeof(struct hist_log2));
 	}
 }
 
@@ -401,10 +402,11 @@ static int run_binding(struct objrun *r, const struct dmt_binding_snap *b, bool 
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) +=
 				objtrack_delta(*CFIELD(uint64_t, &t->last, bind_ctr[k]),
 					       *CFIELD(uint64_t, &prev, bind_ctr[k]));
-		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
-			objtrack_delta_log2(FIELD(struct hist_log2, &t->run, bind_lat[k]),
-					    CFIELD(struct hist_log2, &t->last, bind_lat[k]),
-					    CFIELD(struct hist_log2, &prev, bind_lat[k]));
+		for (size_t k = 0; k < mdef_count; k++)
+			if (bind_lat(&mdefs[k]))
+				objtrack_delta_log2(FIELD(struct hist_log2, &t->run, mdefs[k].off),
+						    CFIELD(struct hist_log2, &t->last, mdefs[k].off),
+						    CFIELD(struct hist_log2, &prev, mdefs[k].off));
 	}
 	/* the most held at once, -1 while never known */
 	if (created || b->held_tokens > t->run.held_tokens)
