@@ -37,9 +37,6 @@ enum {
 	/* kernel-wide */
 	F_LEAKED_TOTAL,
 	F_BINDINGS_FREED,
-	F_PROVIDER_CALLS,
-	F_DONTNEED_CALLS,
-	F_DONTNEED_TOKENS,
 	/* frag tokens (issue 11) */
 	F_TOK_HOLDERS,
 	F_TOK_HOLDER_TOKENS,
@@ -103,15 +100,6 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_BINDINGS_FREED, "devmemtop_bindings_freed_total", "counter",
 	    DMT_M_BIND_LIFECYCLE, EXPO_GLOBAL, NULL,
 	    "Devmem bindings seen freed since the exporter started."),
-	FAM(F_PROVIDER_CALLS, "devmemtop_devmem_provider_calls_total", "counter",
-	    DMT_M_BIND_PROVIDER_CALLS, EXPO_GLOBAL, NULL,
-	    "Calls into the devmem memory provider's allocator."),
-	FAM(F_DONTNEED_CALLS, "devmemtop_devmem_dontneed_calls_total", "counter",
-	    DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
-	    "SO_DEVMEM_DONTNEED calls."),
-	FAM(F_DONTNEED_TOKENS, "devmemtop_devmem_dontneed_tokens_total", "counter",
-	    DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
-	    "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED."),
 
 	FAM(F_TOK_HOLDERS, "devmemtop_token_holder_sockets", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, NULL,
@@ -212,9 +200,10 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 
 /*
  * The catalogue: the hand-written families above with the metric table's
- * rows that have a Prometheus name after F_POOL_INFO (pool rows) and
- * F_BIND_INFO (binding rows), in the order render_pools() and
- * render_bindings() write them (cat_rows()).
+ * rows that have a Prometheus name after F_POOL_INFO (pool rows),
+ * F_BIND_INFO (binding rows) and F_BINDINGS_FREED (kernel-wide rows), in
+ * the order render_pools(), render_bindings() and render_global() write
+ * them (cat_rows()).
  */
 struct cat_ent {
 	struct expo_family f;
@@ -283,6 +272,8 @@ static void cat_init(void)
 			cat_rows(MO_POOL);
 		else if (i == F_BIND_INFO)
 			cat_rows(MO_BINDING);
+		else if (i == F_BINDINGS_FREED)
+			cat_rows(MO_GLOBAL);
 	}
 }
 
@@ -657,12 +648,10 @@ static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, t->leaked_niovs);
 	if (fam(w, s, F_BINDINGS_FREED))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, t->bindings_freed);
-	if (fam(w, s, F_PROVIDER_CALLS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->provider_calls);
-	if (fam(w, s, F_DONTNEED_CALLS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_calls);
-	if (fam(w, s, F_DONTNEED_TOKENS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_tokens);
+	/* the metric table's kernel-wide figures */
+	for (size_t c = 0; c < n_cat; c++)
+		if (cat[c].row && cat[c].row->obj == MO_GLOBAL && row_fam(w, s, c))
+			render_row(w, cat[c].row, cat[c].native, s, NULL, 0);
 }
 
 /*

@@ -171,8 +171,6 @@ static bool read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o
 		a->c = b->alloc_niovs;
 		a->c2 = b->alloc_calls;
 		break;
-	case GM_DONTNEED_TOKENS: a->c = s->dontneed_tokens; break;
-	case GM_DONTNEED_CALLS: a->c = s->dontneed_calls; break;
 	case GM_TOOL_RINGBUF_DROPS: a->c = s->ringbuf_drops; break;
 	case GM_TOOL_MAP_FULL: a->c = s->map_full; break;
 	default: break;
@@ -237,7 +235,7 @@ static struct obj *obj_at(struct check_state *cs, int i, bool created)
 
 /*
  * An accumulating object seen in snapshot number e->n_snaps: a pool or a
- * binding (src), or the snapshot's global counters (src NULL). Which object
+ * binding (src), or the snapshot's global counters (src is s). Which object
  * it is comes from the tracker report uses too (objtrack.h).
  */
 static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_snapshot *s,
@@ -381,7 +379,7 @@ int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s)
 			continue;
 		}
 		if (d->obj == GM_OBJ_GLOBAL) {
-			err = track(e, cs, s, NULL);
+			err = track(e, cs, s, s);
 		} else if (d->obj == GM_OBJ_POOL) {
 			err = 0;
 			for (size_t j = 0; !err && j < s->n_pools; j++)

@@ -280,14 +280,8 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 	for (size_t i = 0; i < s->n_bindings; i++)
 		json_object_array_add(binds, json_binding(&s->bindings[i], s->avail));
 	json_object_object_add(o, "bindings", binds);
-	json_object_object_add(o, "dontneed_tokens", s->avail[DMT_M_DONTNEED_TOKENS].available ?
-			       json_object_new_uint64(s->dontneed_tokens) : NULL);
-	/* the same hook counts the calls: Prometheus and gate have them too */
-	json_object_object_add(o, "dontneed_calls", s->avail[DMT_M_DONTNEED_TOKENS].available ?
-			       json_object_new_uint64(s->dontneed_calls) : NULL);
-	json_object_object_add(o, "provider_calls",
-			       s->avail[DMT_M_BIND_PROVIDER_CALLS].available ?
-			       json_object_new_uint64(s->provider_calls) : NULL);
+	json_rows(o, MO_GLOBAL, false, s, s->avail);
+	json_rows(o, MO_GLOBAL, true, s, s->avail);
 	json_object_object_add(o, "holders", json_holders(s));
 	json_object_object_add(o, "token_cost", json_token_cost(s));
 	add_u64(health, "ringbuf_drops", s->ringbuf_drops);

@@ -68,6 +68,7 @@ static bool pool_destroy_seen(const void *o)
 		     .json_always = true
 #define PH(field, k) .obj = MO_POOL, .kind = k, .off = offsetof(struct dmt_pool_snap, field), \
 		     .json_always = true
+#define GF(field, r) .obj = MO_GLOBAL, .off = offsetof(struct dmt_snapshot, field), .repr = r
 #define NL_WHY "needs the netdev genl family to list the pool (CONFIG_PAGE_POOL, a netns the tool can see)"
 #define DESTROY_WHY "only for a pool being destroyed while the collector runs"
 
@@ -126,6 +127,23 @@ const struct mdef mdefs[] = {
 	  .prom = "devmemtop_page_pool_refill_batch_items", .prom_seq = 5,
 	  .gate = true, .gate_help = "items per page pool refill (alloc cache fill)",
 	  .better = MB_HIGHER },
+
+	/* the snapshot as a whole: kernel-wide devmem counters */
+	{ "dontneed.tokens", MT_COUNTER, MU_NIOVS,
+	  "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED.",
+	  GF(dontneed_tokens, MR_U64), .avail = DMT_M_DONTNEED_TOKENS, .json = "dontneed_tokens",
+	  .prom = "devmemtop_devmem_dontneed_tokens_total", .prom_seq = 3,
+	  .gate = true, .gate_help = "tokens returned with SO_DEVMEM_DONTNEED" },
+	/* the same hook counts the calls */
+	{ "dontneed.calls", MT_COUNTER, MU_NIOVS, "SO_DEVMEM_DONTNEED calls.",
+	  GF(dontneed_calls, MR_U64), .avail = DMT_M_DONTNEED_TOKENS, .json = "dontneed_calls",
+	  .prom = "devmemtop_devmem_dontneed_calls_total", .prom_seq = 2,
+	  .gate = true, .gate_help = "SO_DEVMEM_DONTNEED calls" },
+	{ "devmem.provider_calls", MT_COUNTER, MU_NIOVS,
+	  "Calls into the devmem memory provider's allocator.",
+	  GF(provider_calls, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS,
+	  .json = "provider_calls", .prom = "devmemtop_devmem_provider_calls_total",
+	  .prom_seq = 1 },
 
 	/* devmem bindings */
 	{ "binding.dmabuf_size", MT_GAUGE, MU_BYTES, "Size of the binding's dmabuf.",
@@ -262,6 +280,7 @@ const struct mdef mdefs[] = {
 #undef BH
 #undef PF
 #undef PH
+#undef GF
 
 const size_t mdef_count = sizeof(mdefs) / sizeof(mdefs[0]);
 

@@ -307,6 +307,23 @@ static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
 	put_u64(b, t->holders_full);
 }
 
+/*
+ * After the token section: the metric table's kernel-wide rows with a tag,
+ * "u16 n, n x (u16 tag, u64 value)", written only when a row has a tag
+ * (none of the figures before the table: they are in the frozen layout).
+ * Readers before it stop at the token section; this one skips tags it does
+ * not know.
+ */
+static void put_snapshot_tail(struct rec_buf *b, const struct dmt_snapshot *s)
+{
+	uint16_t n = tail_rows(MO_GLOBAL);
+
+	if (!n)
+		return;
+	put_u16(b, n);
+	put_tail_rows(b, MO_GLOBAL, s);
+}
+
 int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 			const struct dmt_availability *prev_avail)
 {
@@ -347,6 +364,7 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	}
 	put_u64(b, s->collect_ns);
 	put_tokens(b, s);
+	put_snapshot_tail(b, s);
 	return b->err;
 }
 
@@ -820,6 +838,27 @@ static int get_tokens(struct rd *r, struct dmt_snapshot *s)
 	return 0;
 }
 
+/* The tail put_snapshot_tail() writes; absent in files before it (or without tagged rows). */
+static void get_snapshot_tail(struct rd *r, struct dmt_snapshot *s)
+{
+	uint16_t n;
+
+	get_tail_unknown(MO_GLOBAL, s);
+	if (r->err || r->off == r->len)
+		return;
+	n = get_u16(r, "snapshot tail");
+	if (!r->err && (size_t)n * 10 > r->len - r->off) {
+		rd_fail(r, "snapshot tail count %u larger than the frame", n);
+		return;
+	}
+	for (uint16_t k = 0; k < n && !r->err; k++) {
+		uint16_t tag = get_u16(r, "snapshot tail");
+		uint64_t v = get_u64(r, "snapshot tail");
+
+		get_tail_row(MO_GLOBAL, s, tag, v);
+	}
+}
+
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen)
 {
@@ -875,6 +914,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->collect_ns = get_u64(&r, "snapshot");
 	if (!r.err && r.off < r.len && get_tokens(&r, s))
 		goto nomem;
+	get_snapshot_tail(&r, s);
 	if (r.err) {
 		snapshot__free(s);
 		return r.err;
