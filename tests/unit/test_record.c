@@ -458,6 +458,53 @@ static void test_snapshot_tail(void **state)
 }
 
 /*
+ * A binding record with a histogram tail after its tagged tail (written by
+ * a table with a tagged histogram row): this reader reads past tags it does
+ * not know, and a count that runs past the record is damage.
+ */
+static void test_hist_tail(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {};
+	/* n 1; tag 999: count 3, sum 30, one slot (2: 3) */
+	const uint8_t tail[] = {
+		1, 0, 0xe7, 0x03, 3, 0, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0,
+		1, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+	};
+	/* the binding's length: no pools, availability as in the frame before */
+	const size_t at = 8 + 8 + 8 + 8 + 4 + 1 + 4 + 4;
+	uint32_t len, nlen;
+	size_t end;
+	uint8_t *p;
+	char why[200];
+
+	s->n_pools = 0;
+	assert_int_equal(rec_encode_snapshot(&b, s, s->avail), 0);
+	memcpy(&len, b.p + at, 4);
+	end = at + 4 + le32toh(len);
+	p = malloc(b.len + sizeof(tail));
+	assert_non_null(p);
+	memcpy(p, b.p, end);
+	memcpy(p + end, tail, sizeof(tail));
+	memcpy(p + end + sizeof(tail), b.p + end, b.len - end);
+	nlen = htole32(le32toh(len) + sizeof(tail));
+	memcpy(p + at, &nlen, 4);
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+					     sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	snapshot__free(d);
+	d = NULL;
+	p[end] = 200;
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+					     sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "histogram tail count 200"));
+	assert_null(d);
+	free(p);
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
  * A recording written before the metric table (tests/unit/fixtures/
  * rec-v1.dmtrec, see gen-rec-v1.c there) still reads, with every value it
  * had and the figures it could not carry unknown.
@@ -999,6 +1046,7 @@ int main(void)
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_binding_tail),
 		cmocka_unit_test(test_snapshot_tail),
+		cmocka_unit_test(test_hist_tail),
 		cmocka_unit_test(test_tokens_round_trip),
 		cmocka_unit_test(test_v1_fixture),
 		cmocka_unit_test(test_file_round_trip),
