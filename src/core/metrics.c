@@ -252,7 +252,8 @@ const struct mdef mdefs[] = {
 	  .prom_native = "devmemtop_binding_alloc_latency_nanoseconds",
 	  .native_help = "Time per provider allocation call (native, exact log2 buckets; "
 			 "classic: _seconds).",
-	  .gate = true, .gate_help = "provider allocation call latency", .better = MB_LOWER },
+	  .gate = true, .gate_help = "provider allocation call latency", .better = MB_LOWER,
+	  .title = "alloc latency", .title_long = "provider alloc latency" },
 	{ "binding.alloc_latency_per_niov", MT_GAUGE, MU_NS,
 	  "Time per niov within a provider allocation call.",
 	  BH(alloc_lat_niov_ns), .avail = DMT_M_BIND_ALLOC_LATENCY,
@@ -262,14 +263,16 @@ const struct mdef mdefs[] = {
 	  .native_help = "Time per niov within a provider allocation call (native, exact log2 "
 			 "buckets; classic: _seconds).",
 	  .gate = true, .gate_help = "provider allocation latency divided by niovs returned",
-	  .better = MB_LOWER },
+	  .better = MB_LOWER, .title = "alloc latency per niov",
+	  .title_long = "provider alloc latency per niov" },
 	{ "binding.free_latency", MT_GAUGE, MU_NS, "Time to give one niov back to the binding.",
 	  BH(free_lat_ns), .avail = DMT_M_BIND_FREE_LATENCY, .json = "free_latency_ns",
 	  .prom = "devmemtop_binding_release_latency_seconds", .prom_div = 1e9,
 	  .prom_native = "devmemtop_binding_release_latency_nanoseconds",
 	  .native_help = "Time to give one niov back to the binding (native, exact log2 "
 			 "buckets; classic: _seconds).",
-	  .gate = true, .gate_help = "niov release latency", .better = MB_LOWER },
+	  .gate = true, .gate_help = "niov release latency", .better = MB_LOWER,
+	  .title = "free latency", .title_long = "niov free latency" },
 	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
 	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
@@ -462,4 +465,9 @@ const void *mdef_obj_at(const struct mdef *d, const struct dmt_snapshot *s, size
 		break;
 	}
 	return s;
+}
+
+bool mdef_bind_view_hist(const struct mdef *d)
+{
+	return d->obj == MO_BINDING && d->kind == MK_LOG2 && d->title;
 }

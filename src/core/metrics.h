@@ -127,6 +127,13 @@ struct mdef {
 	const char *event;		/* totals: the event that fixes the value */
 	uint16_t rec_tag;		/* recording: tag in the object's tail; 0: not there */
 	enum mdef_better better;	/* compare: lower or higher is better */
+	/*
+	 * People's views: a binding's log2 histogram with a title is in report,
+	 * the HTML page and the live view's detail pane ("alloc latency");
+	 * title_long where the chart stands alone (HTML), NULL: title.
+	 */
+	const char *title;
+	const char *title_long;
 };
 
 extern const struct mdef mdefs[];
@@ -144,6 +151,8 @@ void mdef_set_raw(const struct mdef *d, void *o, uint64_t raw);
 /* Set a stored row's field to "unknown" (before a recording says otherwise). */
 void mdef_set_unknown(const struct mdef *d, void *o);
 bool mdef_available(const struct mdef *d, const struct dmt_availability *avail);
+/* A binding histogram people see (report, HTML, the detail pane): log2, with a title. */
+bool mdef_bind_view_hist(const struct mdef *d);
 /* A histogram row's field (kind MK_LOG2 / MK_BATCH), NULL for another kind. */
 const struct hist_log2 *mdef_log2(const struct mdef *d, const void *o);
 const struct hist_batch *mdef_batch(const struct mdef *d, const void *o);
