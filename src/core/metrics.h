@@ -24,7 +24,7 @@
  * An unknown value (the row's repr says how the field spells it: -1, 0 or
  * a derived figure with an unknown input) and an unavailable metric are
  * null in JSON, absent in Prometheus and no sample for a gate: never a
- * made-up number. docs/HACKING.md, "How to add a metric".
+ * made-up number. docs/HACKING.md, "Adding a figure".
  */
 #ifndef DEVMEMTOP_METRICS_H
 #define DEVMEMTOP_METRICS_H
