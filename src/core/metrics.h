@@ -15,11 +15,15 @@
  *                     native twin prom_native)
  *   gate vocabulary   gate_spec.c adds every row with a gate name
  *   recording         record.c stores every row with a tag in the object's
- *                     tagged tail (others are in the frozen version 1
- *                     layout, or derived on reading)
+ *                     tagged tail, histograms in the histogram tail after
+ *                     it (others are in the frozen version 1 layout, or
+ *                     derived on reading)
+ *   people's views    report, the HTML page and the detail pane show the
+ *                     binding histograms with a title
  *
- * Token holders are not rows (yet): their figures are per socket and
- * written out by the outputs themselves.
+ * Not rows (yet): the token holders (per socket), the snapshot-wide token
+ * histograms and counters, and the tool's own health figures; the outputs
+ * write those themselves.
  *
  * An unknown value (the row's repr says how the field spells it: -1, 0 or
  * a derived figure with an unknown input) and an unavailable metric are
@@ -76,7 +80,7 @@ enum mdef_unit {
 	MU_ITEMS,	/* pages or niovs of a page pool */
 };
 
-/* Gate aggregation of a gauge over the matching bindings, per snapshot. */
+/* Gate aggregation of a gauge over the matching objects, per snapshot. */
 enum mdef_agg {
 	MA_SUM = 0,
 	MA_MAX,
@@ -105,7 +109,7 @@ struct mdef {
 	bool (*known)(const void *o);
 	int avail;			/* enum dmt_metric that must be available, -1 always */
 	const char *json;		/* JSON key in the object; NULL: not in JSON */
-	/* JSON version 1's pool figures: shown whatever the availability says */
+	/* JSON version 1's pool and latency figures: shown whatever the availability says */
 	bool json_always;
 	const char *prom;		/* Prometheus family; NULL: not exported */
 	/* log2 histograms: the classic family's values are the field's / prom_div */
