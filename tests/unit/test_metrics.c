@@ -129,11 +129,54 @@ static void test_outputs_reach_rows(void **state)
 	}
 }
 
+/*
+ * The gate list keeps its places for the figures that became rows (R() in
+ * gate_spec.c): each is filled from its row, with the row's type and
+ * direction, and the row is not listed a second time.
+ */
+static void test_gate_places(void **state)
+{
+	static const struct {
+		enum gm_id id;
+		const char *name;
+		enum gm_type type;
+	} placed[] = {
+		{ GM_POOL_REFILL_BATCH, "pool.refill_batch", GM_HIST_BATCH },
+		{ GM_POOL_HOLDS, "pool.holds", GM_COUNTER },
+		{ GM_POOL_RELEASES, "pool.releases", GM_COUNTER },
+		{ GM_POOL_INFLIGHT, "pool.inflight", GM_GAUGE },
+		{ GM_POOL_DESTROY_INFLIGHT, "pool.destroy_inflight", GM_GAUGE },
+		{ GM_POOL_NID_CHANGES, "pool.nid_changes", GM_COUNTER },
+		{ GM_BIND_ALLOC_LATENCY, "binding.alloc_latency", GM_HIST_LOG2 },
+		{ GM_BIND_ALLOC_LATENCY_NIOV, "binding.alloc_latency_per_niov", GM_HIST_LOG2 },
+		{ GM_BIND_FREE_LATENCY, "binding.free_latency", GM_HIST_LOG2 },
+		{ GM_DONTNEED_TOKENS, "dontneed.tokens", GM_COUNTER },
+		{ GM_DONTNEED_CALLS, "dontneed.calls", GM_COUNTER },
+	};
+
+	for (size_t i = 0; i < sizeof(placed) / sizeof(placed[0]); i++) {
+		const struct gm_def *g = gm_def(placed[i].id);
+
+		assert_non_null(g->mdef);
+		assert_string_equal(g->name, placed[i].name);
+		assert_int_equal(g->type, placed[i].type);
+		assert_int_equal(g->better, g->mdef->better);
+		assert_non_null(g->help);
+		assert_int_equal(gm_lookup(placed[i].name), placed[i].id);
+	}
+	/* every entry has a name and words: no place left unfilled */
+	for (int i = 0; i < gm_count(); i++) {
+		assert_non_null(gm_def(i)->name);
+		assert_non_null(gm_def(i)->help);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_outputs_reach_rows),
+		cmocka_unit_test(test_gate_places),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
