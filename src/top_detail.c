@@ -637,7 +637,8 @@ static void bind_histograms(struct pane *p, const struct dmt_snapshot *s,
 		if (!mdef_bind_view_hist(d))
 			continue;
 		snprintf(title, sizeof(title), "%c%s", toupper(d->title[0]), d->title + 1);
-		log2_section(p, title, mdef_log2(d, b), d->avail < 0 ? &always : &s->avail[d->avail],
+		log2_section(p, title, mdef_log2(d, b),
+			     d->avail < 0 ? &always : &s->avail[d->avail],
 			     d == last ? left(p) - 1 : rows);
 	}
 }

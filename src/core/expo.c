@@ -226,7 +226,8 @@ static void cat_add(const struct mdef *d, bool native)
 	cat[n_cat].row = d;
 	cat[n_cat++].native = native;
 	*f = (struct expo_family){
-		.name = native ? d->prom_native : d->prom, .help = native ? d->native_help : d->help,
+		.name = native ? d->prom_native : d->prom,
+		.help = native ? d->native_help : d->help,
 		.type = d->kind != MK_SCALAR ? "histogram" : d->type == MT_COUNTER ? "counter" :
 			"gauge",
 		.gate = d->avail, .absent_why = absent,

@@ -91,7 +91,8 @@ static struct gm_def gm_of_row(const struct mdef *m)
 static void gm_init(void)
 {
 	static const struct { enum gm_id id; enum mdef_better b; } dirs[] = {
-		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_NIOVS_PER_CALL, MB_HIGHER }, { GM_TOOL_RINGBUF_DROPS, MB_LOWER },
+		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_NIOVS_PER_CALL, MB_HIGHER },
+		{ GM_TOOL_RINGBUF_DROPS, MB_LOWER },
 		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
 	};
 	bool placed[64] = { false };
@@ -99,8 +100,10 @@ static void gm_init(void)
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		gm_defs[dirs[i].id].better = dirs[i].b;
 	for (int k = 0; k < GM__STATIC; k++) {
-		for (size_t i = 0; !gm_defs[k].help && i < mdef_count && i < ARRAY_SIZE(placed); i++) {
-			if (mdefs[i].gate && !strcmp(mdefs[i].name, gm_defs[k].name)) {
+		for (size_t i = 0; i < mdef_count && i < ARRAY_SIZE(placed); i++) {
+			if (gm_defs[k].help || !mdefs[i].gate)
+				continue;
+			if (!strcmp(mdefs[i].name, gm_defs[k].name)) {
 				gm_defs[k] = gm_of_row(&mdefs[i]);
 				placed[i] = true;
 			}

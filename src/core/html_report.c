@@ -646,7 +646,10 @@ static void hist_log2_chart(FILE *f, const char *key, const char *cls, const cha
 	chart_bars(f, &bars);
 }
 
-/* A binding histogram row over the run (objtrack.h): each step's difference, never a wrapped one. */
+/*
+ * A binding histogram row over the run (objtrack.h): each step's
+ * difference, never a wrapped one.
+ */
 static const struct hist_log2 *bind_lat(const struct objrun_binding *t, const struct mdef *d)
 {
 	return mdef_log2(d, &t->run);
@@ -796,10 +799,13 @@ static void histograms(FILE *f, const struct html_run *cand, const struct html_r
 			for (size_t k = 0; k < mdef_count; k++) {
 				const struct mdef *d = &mdefs[k];
 
-				if (!mdef_bind_view_hist(d) || !bind_lat(&r->run.binds[i], d)->count)
+				if (!mdef_bind_view_hist(d))
 					continue;
 				lc = *bind_lat(&r->run.binds[i], d);
-				snprintf(key, sizeof(key), "%s%s:binding-%u", kp, lat_key(d), b->id);
+				if (!lc.count)
+					continue;
+				snprintf(key, sizeof(key), "%s%s:binding-%u", kp, lat_key(d),
+					 b->id);
 				snprintf(title, sizeof(title), "%sBinding %u (%s): %s", who, b->id,
 					 ifname_or(b->ifname), lat_title(d));
 				hist_log2_chart(f, key, w ? "base" : "cand", title, &lc, NULL,

@@ -69,7 +69,8 @@ static bool pool_destroy_seen(const void *o)
 #define PH(field, k) .obj = MO_POOL, .kind = k, .off = offsetof(struct dmt_pool_snap, field), \
 		     .json_always = true
 #define GF(field, r) .obj = MO_GLOBAL, .off = offsetof(struct dmt_snapshot, field), .repr = r
-#define NL_WHY "needs the netdev genl family to list the pool (CONFIG_PAGE_POOL, a netns the tool can see)"
+#define NL_WHY "needs the netdev genl family to list the pool " \
+	       "(CONFIG_PAGE_POOL, a netns the tool can see)"
 #define DESTROY_WHY "only for a pool being destroyed while the collector runs"
 
 const struct mdef mdefs[] = {

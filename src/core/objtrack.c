@@ -402,11 +402,14 @@ static int run_binding(struct objrun *r, const struct dmt_binding_snap *b, bool 
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) +=
 				objtrack_delta(*CFIELD(uint64_t, &t->last, bind_ctr[k]),
 					       *CFIELD(uint64_t, &prev, bind_ctr[k]));
-		for (size_t k = 0; k < mdef_count; k++)
+		for (size_t k = 0; k < mdef_count; k++) {
+			size_t off = mdefs[k].off;
+
 			if (bind_lat(&mdefs[k]))
-				objtrack_delta_log2(FIELD(struct hist_log2, &t->run, mdefs[k].off),
-						    CFIELD(struct hist_log2, &t->last, mdefs[k].off),
-						    CFIELD(struct hist_log2, &prev, mdefs[k].off));
+				objtrack_delta_log2(FIELD(struct hist_log2, &t->run, off),
+						    CFIELD(struct hist_log2, &t->last, off),
+						    CFIELD(struct hist_log2, &prev, off));
+		}
 	}
 	/* the most held at once, -1 while never known */
 	if (created || b->held_tokens > t->run.held_tokens)
