@@ -412,5 +412,6 @@ void collector__free(struct collector *c)
 	rate_tracker__free(c->rates);
 	binding_memory__free(c->bindings);
 	tok_agg__free(&c->tok_agg);
+	cgpath__free(c->cgpaths);
 	free(c);
 }

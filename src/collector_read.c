@@ -222,6 +222,19 @@ static void read_holders(struct collector *c, struct dmt_holder *hs, size_t *nh,
 	}
 }
 
+/*
+ * The holders' cgroup paths (issue 24): ids to paths by a walk of the
+ * cgroup2 mount, cached; a cgroup gone before it keeps its id only.
+ */
+static int holder_cgroups(struct collector *c)
+{
+	if (!c->tok_agg.n_holders)
+		return 0;
+	if (!c->cgpaths && !(c->cgpaths = cgpath__new(NULL)))
+		return -ENOMEM;
+	return cgpath__fill_holders(c->cgpaths, c->tok_agg.holders, c->tok_agg.n_holders);
+}
+
 int read_tokens(struct collector *c, struct dmt_snapshot *s)
 {
 	struct dmt_holder *hs = NULL;
@@ -250,6 +263,9 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 		goto out;
 	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
 	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
+	if (err)
+		goto out;
+	err = holder_cgroups(c);
 	if (err)
 		goto out;
 	if (c->tok_agg.n_holders) {

@@ -24,6 +24,7 @@ struct holder_track {
 	uint32_t pid, binding_id;
 	char comm[16];
 	uint64_t tokens, niovs, oldest_age_ns;
+	char where[DMT_CGROUP_PATH_MAX];	/* its pod or cgroup (issue 24) */
 };
 
 /*
@@ -73,6 +74,7 @@ static int track_holders(struct report *r, const struct dmt_snapshot *s)
 			t->pid = h->pid;
 			t->binding_id = h->binding_id;
 			memcpy(t->comm, h->comm, sizeof(t->comm));
+			tokens__holder_where(h, false, t->where, sizeof(t->where));
 		}
 		/* this snapshot's sockets of that process on that binding */
 		for (size_t k = 0; k < s->n_holders; k++) {
@@ -321,17 +323,17 @@ static void print_tokens(const struct report *r)
 	}
 	printf("\ntoken holders (peak per process and binding, %zu):\n", r->n_holders);
 	if (r->n_holders)
-		printf("  %-8s %-16s %6s %10s %10s %10s\n", "PID", "COMM", "BIND",
-		       "MAX.TOKENS", "NIOVS", "OLDEST");
+		printf("  %-8s %-16s %6s %10s %10s %10s  %s\n", "PID", "COMM", "BIND",
+		       "MAX.TOKENS", "NIOVS", "OLDEST", "POD/CGROUP");
 	for (size_t i = 0; i < r->n_holders; i++) {
 		const struct holder_track *h = &r->holders[i];
-		char cm[96];
+		char cm[96], wh[4 * DMT_CGROUP_PATH_MAX];
 
 		/* from the file, and any process can name itself anything */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
-		printf("  %-8u %s %6u %10llu %10llu %9.2fs\n", h->pid, cm, h->binding_id,
+		printf("  %-8u %s %6u %10llu %10llu %9.2fs  %s\n", h->pid, cm, h->binding_id,
 		       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-		       h->oldest_age_ns / 1e9);
+		       h->oldest_age_ns / 1e9, textsafe_str(wh, sizeof(wh), h->where));
 	}
 }
 
