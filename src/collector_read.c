@@ -230,8 +230,14 @@ static int holder_cgroups(struct collector *c)
 {
 	if (!c->tok_agg.n_holders)
 		return 0;
-	if (!c->cgpaths && !(c->cgpaths = cgpath__new(NULL)))
-		return -ENOMEM;
+	/* a container that mounts the host's cgroup2 elsewhere names it */
+	if (!c->cgpaths) {
+		const char *root = getenv("DEVMEMTOP_CGROUP_ROOT");
+
+		c->cgpaths = cgpath__new(root && *root ? root : NULL);
+		if (!c->cgpaths)
+			return -ENOMEM;
+	}
 	return cgpath__fill_holders(c->cgpaths, c->tok_agg.holders, c->tok_agg.n_holders);
 }
 
