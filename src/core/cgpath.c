@@ -142,15 +142,23 @@ static void walk_dir(struct walk *w, int dfd, int depth)
 	}
 	while (!w->stop && (de = readdir(d))) {
 		struct stat st;
+		uint64_t ino = de->d_ino;
 		int cfd;
 
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISDIR(st.st_mode) || st.st_dev != w->dev)
-			continue;
+		/*
+		 * kernfs gives each entry's type and inode (= cgroup id) in the
+		 * directory itself: a stat only where a filesystem does not
+		 */
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    !S_ISDIR(st.st_mode) || st.st_dev != w->dev)
+				continue;
+			ino = st.st_ino;
+		}
 		if (++w->visited > CGPATH_MAX_WALK) {
 			w->st->truncated++;
 			w->stop = true;
@@ -159,7 +167,7 @@ static void walk_dir(struct walk *w, int dfd, int depth)
 		if (plen + 1 + strlen(de->d_name) >= sizeof(w->path))
 			continue;	/* a path longer than PATH_MAX: not ours to show */
 		snprintf(w->path + plen, sizeof(w->path) - plen, "/%s", de->d_name);
-		walk_match(w, st.st_ino);
+		walk_match(w, ino);
 		if (!w->stop && depth < CGPATH_MAX_DEPTH) {
 			cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 				     O_CLOEXEC);
