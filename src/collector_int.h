@@ -93,6 +93,7 @@ bool light_pool(struct collector *c, struct dmt_pool *v);
 int read_pools(struct collector *c, struct dmt_snapshot *s);
 int merge_netlink(struct collector *c, struct dmt_snapshot *s);
 int read_tokens(struct collector *c, struct dmt_snapshot *s);
+int holder_cgroups_open(struct collector *c);
 int read_bindings(struct collector *c, struct dmt_snapshot *s);
 void read_globals(struct collector *c, struct dmt_snapshot *s);
 void read_prog_stats(struct collector *c, struct dmt_snapshot *s);

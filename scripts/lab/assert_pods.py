@@ -15,6 +15,9 @@ devmemtop ran in the root cgroup. Checked:
     the pod uid, the container id and runtime containerd;
   * -m light: holders null, binding_held_by_sockets unavailable with its
     reason (no token hooks there);
+  * the exporters (one as uid 65534 after its privilege drop, one with
+    --keep-privileges), scraped while every token was held: the
+    receiver's holder series carry pod_uid and container_id;
   * the live view (-b): the receiver's row shows "pod <uid>
     containerd://<first 12 digits>";
   * the recording: report's holders table shows the pod and the full
@@ -111,6 +114,27 @@ def check_recording(c, d, env):
     holder_rows(c, "pods: report --json holders (from the recording)", jsonl(p.stdout), env)
 
 
+def check_export(c, d, env, f, who):
+    """The scrape while every token was held: the receiver's holder series
+    carry its pod_uid and container_id."""
+    name = "pods: exporter (%s): holder series carry pod_uid and container_id" % who
+    txt = read(os.path.join(d, f))
+    if txt is None:
+        c.check(name, False, "", "no %s (see devmemtop-export*.log, scenario.log)" % f)
+        return
+    tail = 'pod_uid="%s",container_id="%s"}' % (env["POD_UID"], env["CONTAINER_ID"])
+    fams = ("devmemtop_token_holder_tokens{", "devmemtop_token_holder_niovs{",
+            "devmemtop_token_holder_oldest_token_age_seconds{")
+    rows = [l for l in txt.splitlines() if l.startswith(fams)]
+    mine = [l for l in rows if l.split("{", 1)[1].startswith('pid="%s",' % env["rx_pid"])]
+    good = [l for l in mine if ("," + tail + " ") in l]
+    tokens = [float(l.rsplit(" ", 1)[1]) for l in good if l.startswith(fams[0])]
+    c.check(name, len(mine) == 3 and len(good) == 3 and bool(tokens) and tokens[0] > 0,
+            "%d holder series, %d of pid %s with the pod's labels, tokens %s"
+            % (len(rows), len(good), env["rx_pid"], tokens),
+            "want ...,%s; got %s" % (tail, (mine or rows)[:2]))
+
+
 def scenario_pods(c, d):
     env = pod_env(d)
     need = ("POD_UID", "CONTAINER_ID", "CGROUP", "CGROUP_ID", "rx_pid", "rx_cgroup")
@@ -126,13 +150,15 @@ def scenario_pods(c, d):
         return
     rcs = (read(os.path.join(d, "devmemtop.rcs"), "") or "").split("\n")
     rcs = [l.split() for l in rcs if l.strip()]
-    c.check("pods: the devmemtops exited 0 (SIGINT)", len(rcs) == 5 and
+    c.check("pods: the devmemtops exited 0 (SIGINT)", len(rcs) == 7 and
             all(r[1] == "0" for r in rcs), str(rcs), "see devmemtop-*.log")
     for f, name in (("devmemtop-live.json", "devmem tracepoints"),
                     ("devmemtop-fentry.json", "-m fentry, put_cmsg_notrunc fallback")):
         snaps = jsonl(read(os.path.join(d, f)))
         holder_rows(c, "pods: --json holders (%s)" % name, snaps, env)
     check_light(c, d, "pods: -m light: holders unavailable, with the reason")
+    check_export(c, d, env, "export.prom", "as uid 65534 after its drop")
+    check_export(c, d, env, "export-root.prom", "--keep-privileges")
     check_top(c, d, env)
     check_recording(c, d, env)
 

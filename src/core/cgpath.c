@@ -27,6 +27,7 @@ struct cgent {
 
 struct cgpath {
 	char root[PATH_MAX];	/* "" when there is no cgroup2 tree to walk */
+	int root_fd;		/* opened at creation: walks need no access above it */
 	struct cgent *ents;	/* sorted by id */
 	size_t n;
 	uint64_t gen;
@@ -71,16 +72,25 @@ struct cgpath *cgpath__new(const char *root)
 
 	if (!cp)
 		return NULL;
+	cp->root_fd = -1;
 	if (root) {
 		snprintf(cp->root, sizeof(cp->root), "%s", root);
-		return cp;
-	}
-	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
-		if (is_cgroup2(host[i])) {
-			snprintf(cp->root, sizeof(cp->root), "%s", host[i]);
-			break;
+	} else {
+		for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
+			if (is_cgroup2(host[i])) {
+				snprintf(cp->root, sizeof(cp->root), "%s", host[i]);
+				break;
+			}
 		}
 	}
+	/*
+	 * Now, while the caller may still be root: after a privilege drop the
+	 * path to the mount may not be searchable any more, the tree still is.
+	 */
+	if (cp->root[0])
+		cp->root_fd = open(cp->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cp->root_fd < 0)
+		cp->root[0] = '\0';
 	return cp;
 }
 
@@ -91,6 +101,8 @@ void cgpath__free(struct cgpath *cp)
 	for (size_t i = 0; i < cp->n; i++)
 		free(cp->ents[i].path);
 	free(cp->ents);
+	if (cp->root_fd >= 0)
+		close(cp->root_fd);
 	free(cp);
 }
 
@@ -186,9 +198,10 @@ static void walk(struct cgpath *cp, const uint64_t *want, size_t n, char **found
 	struct stat st;
 	int fd;
 
-	if (!cp->root[0])
+	if (cp->root_fd < 0)
 		return;
-	fd = open(cp->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* a descriptor of its own: readdir moves its offset */
+	fd = openat(cp->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st)) {
@@ -256,6 +269,8 @@ int cgpath__resolve(struct cgpath *cp, const uint64_t *ids, size_t n)
 		goto out;
 	}
 	walk(cp, want, nw, found);
+	for (size_t i = 0; i < nw; i++)
+		cp->st.not_found += !found[i];
 	room = make_room(cp, nw);
 	if (room) {
 		struct cgent *ne = realloc(cp->ents, (cp->n + room) * sizeof(*ne));

@@ -33,13 +33,16 @@ struct cgpath_stats {
 	uint64_t dirs;		/* directories they visited */
 	uint64_t truncated;	/* walks stopped at CGPATH_MAX_WALK */
 	uint64_t evicted;	/* cache entries dropped for room */
+	uint64_t not_found;	/* ids a walk looked for and did not find */
 };
 
 /*
  * root: a cgroup2 tree to walk (tests: a directory tree); NULL: the host's,
  * /sys/fs/cgroup or /sys/fs/cgroup/unified, whichever is a cgroup2 mount.
- * No cgroup2 mount is not an error: every path is then unknown, and
- * cgpath__root() says "".
+ * The root is opened here and kept open (one descriptor), so create it
+ * before dropping privileges. No cgroup2 mount, or a root that cannot be
+ * opened, is not an error: every path is then unknown, and cgpath__root()
+ * says "".
  */
 struct cgpath *cgpath__new(const char *root);
 void cgpath__free(struct cgpath *cp);
