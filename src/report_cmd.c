@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "html_report.h"
 #include "json_out.h"
+#include "metrics.h"
 #include "objtrack.h"
 #include "outstream.h"
 #include "record.h"
@@ -306,14 +307,18 @@ static void print_histograms(const struct report *r)
 	}
 	for (size_t i = 0; i < r->run.n_binds; i++) {
 		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
+		bool any = false;
 
-		if (!run->alloc_lat_ns.count && !run->alloc_lat_niov_ns.count &&
-		    !run->free_lat_ns.count)
+		/* the metric table's binding histograms, over the run */
+		for (size_t k = 0; k < mdef_count; k++)
+			any |= mdef_bind_view_hist(&mdefs[k]) && mdef_log2(&mdefs[k], run)->count;
+		if (!any)
 			continue;
 		printf("  binding %u (%s):\n", b->id, textsafe_str(ifc, sizeof(ifc), b->ifname));
-		print_log2("alloc latency", &run->alloc_lat_ns, "ns");
-		print_log2("alloc latency per niov", &run->alloc_lat_niov_ns, "ns");
-		print_log2("free latency", &run->free_lat_ns, "ns");
+		for (size_t k = 0; k < mdef_count; k++)
+			if (mdef_bind_view_hist(&mdefs[k]))
+				print_log2(mdefs[k].title, mdef_log2(&mdefs[k], run),
+					   mdefs[k].unit == MU_NS ? "ns" : "");
 	}
 	if ((r->tok_avail[0] && tc->per_recvmsg.count) ||
 	    (r->tok_avail[1] && (tc->per_dontneed.count || tc->dontneed_ns.count)))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "objtrack.h"
+#include "metrics.h"
 #include "util.h"
 
 bool objtrack_same_pool_key(uint32_t prev_id, uint64_t prev_addr, uint32_t id, uint64_t addr)
@@ -269,11 +270,15 @@ static int run_grow(void **arr, size_t *cap, size_t i, size_t sz)
 	return 0;
 }
 
-/* The pool counters a run adds up (u64 fields of struct dmt_pool_snap). */
-static const size_t pool_ctr[] = {
-	offsetof(struct dmt_pool_snap, holds), offsetof(struct dmt_pool_snap, releases),
-	offsetof(struct dmt_pool_snap, holds_page), offsetof(struct dmt_pool_snap, holds_niov),
-};
+/*
+ * The pool counters a run adds up: the metric table's u64 pool counters
+ * (holds, releases, holds_page, holds_niov and any added since).
+ */
+static bool pool_ctr(const struct mdef *d)
+{
+	return d->obj == MO_POOL && d->kind == MK_SCALAR && d->type == MT_COUNTER &&
+	       d->repr == MR_U64;
+}
 
 static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, alloc_calls),
@@ -285,11 +290,11 @@ static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, tok_released),
 };
 
-static const size_t bind_lat[] = {
-	offsetof(struct dmt_binding_snap, alloc_lat_ns),
-	offsetof(struct dmt_binding_snap, alloc_lat_niov_ns),
-	offsetof(struct dmt_binding_snap, free_lat_ns),
-};
+/* The binding histograms a run adds up: the metric table's log2 binding rows. */
+static bool bind_lat(const struct mdef *d)
+{
+	return d->obj == MO_BINDING && d->kind == MK_LOG2;
+}
 
 #define FIELD(type, obj, off)	((type *)((char *)(obj) + (off)))
 #define CFIELD(type, obj, off)	((const type *)((const char *)(obj) + (off)))
@@ -298,19 +303,21 @@ static const size_t bind_lat[] = {
 static void pool_start(struct objrun_pool *t, const struct dmt_pool_snap *cur, bool from_zero)
 {
 	t->known = true;
-	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
-		*FIELD(uint64_t, &t->run, pool_ctr[k]) =
-			from_zero ? *CFIELD(uint64_t, cur, pool_ctr[k]) : 0;
+	for (size_t k = 0; k < mdef_count; k++)
+		if (pool_ctr(&mdefs[k]))
+			*FIELD(uint64_t, &t->run, mdefs[k].off) =
+				from_zero ? *CFIELD(uint64_t, cur, mdefs[k].off) : 0;
 }
 
 static void pool_step(struct objrun_pool *t, const struct dmt_pool_snap *prev)
 {
 	const struct dmt_pool_snap *cur = &t->last;
 
-	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
-		*FIELD(uint64_t, &t->run, pool_ctr[k]) +=
-			objtrack_delta(*CFIELD(uint64_t, cur, pool_ctr[k]),
-				       *CFIELD(uint64_t, prev, pool_ctr[k]));
+	for (size_t k = 0; k < mdef_count; k++)
+		if (pool_ctr(&mdefs[k]))
+			*FIELD(uint64_t, &t->run, mdefs[k].off) +=
+				objtrack_delta(*CFIELD(uint64_t, cur, mdefs[k].off),
+					       *CFIELD(uint64_t, prev, mdefs[k].off));
 }
 
 static int run_pool(struct objrun *r, const struct dmt_pool_snap *p, bool first)
@@ -364,9 +371,10 @@ static void bind_start(struct objrun_binding *t, const struct dmt_binding_snap *
 	if (first) {
 		for (size_t k = 0; k < ARRAY_SIZE(bind_ctr); k++)
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) = 0;
-		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
-			memset(FIELD(struct hist_log2, &t->run, bind_lat[k]), 0,
-			       sizeof(struct hist_log2));
+		for (size_t k = 0; k < mdef_count; k++)
+			if (bind_lat(&mdefs[k]))
+				memset(FIELD(struct hist_log2, &t->run, mdefs[k].off), 0,
+				       sizeof(struct hist_log2));
 	}
 }
 
@@ -394,10 +402,14 @@ static int run_binding(struct objrun *r, const struct dmt_binding_snap *b, bool 
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) +=
 				objtrack_delta(*CFIELD(uint64_t, &t->last, bind_ctr[k]),
 					       *CFIELD(uint64_t, &prev, bind_ctr[k]));
-		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
-			objtrack_delta_log2(FIELD(struct hist_log2, &t->run, bind_lat[k]),
-					    CFIELD(struct hist_log2, &t->last, bind_lat[k]),
-					    CFIELD(struct hist_log2, &prev, bind_lat[k]));
+		for (size_t k = 0; k < mdef_count; k++) {
+			size_t off = mdefs[k].off;
+
+			if (bind_lat(&mdefs[k]))
+				objtrack_delta_log2(FIELD(struct hist_log2, &t->run, off),
+						    CFIELD(struct hist_log2, &t->last, off),
+						    CFIELD(struct hist_log2, &prev, off));
+		}
 	}
 	/* the most held at once, -1 while never known */
 	if (created || b->held_tokens > t->run.held_tokens)

@@ -5,6 +5,7 @@
  * corruption of every frame, and bad headers.
  */
 #include <errno.h>
+#include <endian.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -476,7 +477,7 @@ static void test_binding_tail(void **state)
 	size_t after = 6 * 8 + 1 + 4 + 8 + TAIL_EMPTY, tail, stored = 0;
 
 	for (size_t i = 0; i < mdef_count; i++)
-		stored += mdefs[i].rec_tag != 0;
+		stored += mdefs[i].obj == MO_BINDING && mdefs[i].rec_tag != 0;
 	s->n_pools = 0;
 	s->n_progs = 0;
 	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
@@ -494,6 +495,99 @@ static void test_binding_tail(void **state)
 	b.p[tail] = 200;
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "binding tail count 200"));
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
+ * The snapshot's tail (kernel-wide rows with a tag) comes after the token
+ * section, only when a row has a tag; a reader skips tags it does not know
+ * and calls a count that runs past the frame damage.
+ */
+static void test_snapshot_tail(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {};
+	const uint8_t tail[] = { 1, 0, 0xe7, 0x03, 7, 0, 0, 0, 0, 0, 0, 0 };
+	size_t stored = 0;
+	char why[200];
+
+	for (size_t i = 0; i < mdef_count; i++)
+		stored += mdefs[i].obj == MO_GLOBAL && mdefs[i].rec_tag != 0;
+	s->tok_cost.holders_full = 0x1122334455667788ULL;	/* the token section's last u64 */
+	s->n_holders = 0;	/* then the holders' cgroups are one u32 0 */
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	if (!stored) {
+		uint64_t last;
+		uint32_t n_cg;
+
+		/* nothing written: the frame ends with the holders' cgroups */
+		memcpy(&last, b.p + b.len - 12, 8);
+		memcpy(&n_cg, b.p + b.len - 4, 4);
+		assert_int_equal(le64toh(last), 0x1122334455667788ULL);
+		assert_int_equal(le32toh(n_cg), 0);
+	}
+	/* a newer writer's tail: tag 999 */
+	b.p = realloc(b.p, b.len + sizeof(tail));
+	assert_non_null(b.p);
+	memcpy(b.p + b.len, tail, sizeof(tail));
+	assert_int_equal(rec_decode_snapshot(b.p, b.len + sizeof(tail), NULL, &d, why,
+					     sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	snapshot__free(d);
+	d = NULL;
+	b.p[b.len] = 200;
+	assert_int_equal(rec_decode_snapshot(b.p, b.len + sizeof(tail), NULL, &d, why,
+					     sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "snapshot tail count 200"));
+	assert_null(d);
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
+ * A binding record with a histogram tail after its tagged tail (written by
+ * a table with a tagged histogram row): this reader reads past tags it does
+ * not know, and a count that runs past the record is damage.
+ */
+static void test_hist_tail(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {};
+	/* n 1; tag 999: count 3, sum 30, one slot (2: 3) */
+	const uint8_t tail[] = {
+		1, 0, 0xe7, 0x03, 3, 0, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0,
+		1, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+	};
+	/* the binding's length: no pools, availability as in the frame before */
+	const size_t at = 8 + 8 + 8 + 8 + 4 + 1 + 4 + 4;
+	uint32_t len, nlen;
+	size_t end;
+	uint8_t *p;
+	char why[200];
+
+	s->n_pools = 0;
+	assert_int_equal(rec_encode_snapshot(&b, s, s->avail), 0);
+	memcpy(&len, b.p + at, 4);
+	end = at + 4 + le32toh(len);
+	p = malloc(b.len + sizeof(tail));
+	assert_non_null(p);
+	memcpy(p, b.p, end);
+	memcpy(p + end, tail, sizeof(tail));
+	memcpy(p + end + sizeof(tail), b.p + end, b.len - end);
+	nlen = htole32(le32toh(len) + sizeof(tail));
+	memcpy(p + at, &nlen, 4);
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+					     sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	snapshot__free(d);
+	d = NULL;
+	p[end] = 200;
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+					     sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "histogram tail count 200"));
+	assert_null(d);
+	free(p);
 	rec_buf__free(&b);
 	snapshot__free(s);
 }
@@ -1039,6 +1133,8 @@ int main(void)
 		cmocka_unit_test(test_pool_tail_absent),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_binding_tail),
+		cmocka_unit_test(test_snapshot_tail),
+		cmocka_unit_test(test_hist_tail),
 		cmocka_unit_test(test_tokens_round_trip),
 		cmocka_unit_test(test_holder_cgroups),
 		cmocka_unit_test(test_v1_fixture),
