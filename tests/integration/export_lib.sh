@@ -53,6 +53,22 @@ scrape() {
 	[ "$code" = 200 ] || fail "scrape returned HTTP $code"
 }
 
+# scrape_until_pool FILE IFNAME: scrape into FILE until it has the pool of
+# IFNAME with holds > 0 (its traffic seen by a snapshot), 60 s at most: the
+# wait is for that event, not a fixed time (with both cores busy the
+# stream's first packets or the exporter's next snapshot can be seconds late).
+scrape_until_pool() {
+	local end=$((SECONDS + 60))
+	while :; do
+		scrape "$1"
+		grep -q "^devmemtop_page_pool_holds_total{[^}]*ifname=\"$2\"[^}]*} [1-9]" "$1" &&
+			return 0
+		[ $SECONDS -lt $end ] ||
+			fail "no scrape in 60 s has the pool of $2 with holds > 0: $(grep '^devmemtop_page_pool_holds_total' "$1")"
+		sleep 0.2
+	done
+}
+
 # promtool_lint FILE: the text format must pass promtool's parser and linter.
 promtool_lint() {
 	local out

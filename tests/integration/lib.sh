@@ -77,6 +77,14 @@ testbed_traffic() {
 	_TB_CLI=$!
 }
 
+# testbed_stop: end the stream now (the client stops sending at SIGTERM and
+# exits 0), then testbed_wait. For a stream started with a long SECONDS that
+# must last until the test has seen what it waits for, whatever the load.
+testbed_stop() {
+	kill -TERM "$_TB_CLI" 2>/dev/null
+	testbed_wait
+}
+
 testbed_wait() {
 	wait "$_TB_CLI" || fail "traffic client failed: $(cat "$TMPD/tx.err")"
 	wait "$_TB_SRV" || fail "traffic server failed: $(cat "$TMPD/rx.err")"
