@@ -77,6 +77,17 @@ testbed_traffic() {
 	_TB_CLI=$!
 }
 
+# testbed_flowing: wait (60 s at most) until the stream's connection is
+# established on the receiver: from then on its data are on the wire.
+testbed_flowing() {
+	local end=$((SECONDS + 60))
+	until [ -n "$(ip netns exec "$NS_RX" ss -Htn state established "( sport = :$PORT )" 2>/dev/null)" ]; do
+		[ $SECONDS -lt $end ] || fail "the stream did not connect in 60 s: $(cat "$TMPD/tx.err" "$TMPD/rx.err")"
+		kill -0 "$_TB_CLI" 2>/dev/null || fail "the stream's client exited: $(cat "$TMPD/tx.err")"
+		sleep 0.1
+	done
+}
+
 # testbed_stop: end the stream now (the client stops sending at SIGTERM and
 # exits 0), then testbed_wait. For a stream started with a long SECONDS that
 # must last until the test has seen what it waits for, whatever the load.
