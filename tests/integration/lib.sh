@@ -8,6 +8,12 @@
 # addresses that exist only inside those namespaces.
 
 set -u
+# Debian's python3 and tools first, those scripts/install-deps.sh installs
+# (python3-yaml, python3-scipy...), not whatever a user's PATH puts first:
+# here a pyenv shim, another interpreter without scipy, whose bash wrapper
+# took 13 s a start at load average 17 (Debian's: 1.2 s), for the hundreds
+# of python3 starts of a run
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DMT=${DMT:-$TOP/build/devmemtop}
 XDP_OBJ=${XDP_OBJ:-$TOP/build/xdp_pass.bpf.o}
