@@ -1012,6 +1012,8 @@ static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 to
 			h->tgid = tid >> 32;
 			h->binding_id = binding_id;
 			bpf_get_current_comm(h->comm, sizeof(h->comm));
+			/* the receiving task's cgroup, for its pod (issue 24) */
+			h->cgroup_id = bpf_get_current_cgroup_id();
 		}
 	}
 	if (h)

@@ -213,6 +213,7 @@ struct dmt_holder {
 	__u32 tgid;		/* process of the first recvmsg that got a token */
 	__u32 binding_id;	/* binding of its first token */
 	char comm[16];
+	__u64 cgroup_id;	/* cgroup v2 id of that task (issue 24): the path's inode */
 };
 
 /* Token cost and the token tracker's own health (one array entry). */

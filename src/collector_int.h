@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "availability.h"
+#include "cgpath.h"
 #include "collector.h"
 #include "hooks.h"
 #include "nl.h"
@@ -50,6 +51,7 @@ struct collector {
 	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
 	struct tok_agg tok_agg;		/* this snapshot's token counts */
 	struct dmt_tok_stats tok_stats;
+	struct cgpath *cgpaths;		/* holders' cgroup id -> path, made at first use */
 
 	struct rate_tracker *rates;
 	struct binding_memory *bindings;
@@ -91,6 +93,7 @@ bool light_pool(struct collector *c, struct dmt_pool *v);
 int read_pools(struct collector *c, struct dmt_snapshot *s);
 int merge_netlink(struct collector *c, struct dmt_snapshot *s);
 int read_tokens(struct collector *c, struct dmt_snapshot *s);
+int holder_cgroups_open(struct collector *c);
 int read_bindings(struct collector *c, struct dmt_snapshot *s);
 void read_globals(struct collector *c, struct dmt_snapshot *s);
 void read_prog_stats(struct collector *c, struct dmt_snapshot *s);

@@ -16,6 +16,7 @@
 #include <sys/random.h>
 #include "expo.h"
 #include "metrics.h"
+#include "podcg.h"
 #include "util.h"
 
 #define HW "needs a devmem dmabuf binding (devmem-capable NIC)"
@@ -180,7 +181,8 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_TOK_HOLDER_TOKENS, "devmemtop_token_holder_tokens", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
 	    "Frag tokens held, per process and binding: the top " DMT_STR(EXPO_TOP_HOLDERS)
-	    " holders only (the rest: devmemtop_token_holder_others_tokens)."),
+	    " holders only (the rest: devmemtop_token_holder_others_tokens); a Kubernetes"
+	    " pod's process also has pod_uid and container_id."),
 	FAM(F_TOK_HOLDER_NIOVS, "devmemtop_token_holder_niovs", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
 	    "Niovs behind the frag tokens held, per process and binding (top holders only)."),
@@ -722,6 +724,7 @@ static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
 struct holder_row {
 	uint32_t pid, binding;
 	const char *comm;
+	const char *cgroup;	/* of the row's largest socket */
 	uint64_t tokens, niovs, oldest_ns;
 };
 
@@ -744,7 +747,7 @@ static size_t holder_rows(const struct dmt_snapshot *s, struct holder_row *rows,
 				continue;
 			}
 			rows[n++] = (struct holder_row){ .pid = h->pid, .binding = h->binding_id,
-							 .comm = h->comm };
+							 .comm = h->comm, .cgroup = h->cgroup };
 		}
 		rows[k].tokens += h->tokens;
 		rows[k].niovs += h->niovs;
@@ -758,6 +761,8 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 {
 	struct holder_row rows[EXPO_TOP_HOLDERS];
 	char pid[EXPO_TOP_HOLDERS][16], bid[EXPO_TOP_HOLDERS][16];
+	struct podcg pc[EXPO_TOP_HOLDERS];
+	bool pods[EXPO_TOP_HOLDERS];
 	uint64_t others;
 	size_t n = holder_rows(s, rows, &others);
 
@@ -767,20 +772,29 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 	}
 	if (fam(w, s, F_TOK_HOLDERS))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->n_holders);
+	for (size_t i = 0; i < n; i++)
+		pods[i] = rows[i].cgroup[0] && !podcg__parse(rows[i].cgroup, &pc[i]);
 	for (int f = F_TOK_HOLDER_TOKENS; f <= F_TOK_HOLDER_OLDEST; f++) {
 		if (!n || !fam(w, s, f))
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			struct prom_label hl[3] = {
+			/*
+			 * A pod's: its uid and container id too. They belong
+			 * to the pid, so they add no series: at most
+			 * EXPO_TOP_HOLDERS rows either way.
+			 */
+			struct prom_label hl[5] = {
 				{ "pid", pid[i] }, { "comm", rows[i].comm },
 				{ "binding_id", bid[i] },
+				{ "pod_uid", pc[i].pod_uid }, { "container_id", pc[i].container_id },
 			};
+			size_t nl = !pods[i] ? 3 : pc[i].container_id[0] ? 5 : 4;
 			double age = rows[i].oldest_ns / 1e9;
 
 			if (f == F_TOK_HOLDER_OLDEST)
-				promfmt__sample(w, NULL, hl, 3, NULL, NULL, age);
+				promfmt__sample(w, NULL, hl, nl, NULL, NULL, age);
 			else
-				promfmt__sample_u64(w, NULL, hl, 3, NULL, NULL,
+				promfmt__sample_u64(w, NULL, hl, nl, NULL, NULL,
 						    f == F_TOK_HOLDER_TOKENS ? rows[i].tokens :
 						    rows[i].niovs);
 		}

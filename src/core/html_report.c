@@ -18,6 +18,7 @@
 #include "html_report.h"
 #include "objtrack.h"
 #include "outstream.h"
+#include "podcg.h"
 #include "util.h"
 
 struct html_pt {
@@ -1001,6 +1002,41 @@ static void binding_rows(FILE *f, const struct html_run *r)
 	}
 }
 
+/* Frag token holders at their peak, with their pod and cgroup (issue 24). */
+static void holder_rows(FILE *f, const struct html_run *r)
+{
+	fprintf(f, "<table id=\"holders\">\n<tr><th>pid</th><th>process</th><th>binding</th>"
+		"<th>tokens (most)</th><th>niovs</th><th>oldest token</th><th>pod uid</th>"
+		"<th>container</th><th>cgroup</th></tr>\n");
+	for (size_t i = 0; i < r->run.n_holders; i++) {
+		const struct objrun_holder *h = &r->run.holders[i];
+		struct podcg pc;
+		bool pod = h->cgroup[0] && !podcg__parse(h->cgroup, &pc);
+		char ctr[96] = "-";
+
+		if (pod && pc.container_id[0])
+			snprintf(ctr, sizeof(ctr), "%s%s%s", pc.runtime, pc.runtime[0] ? "://" : "",
+				 pc.container_id);
+		fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
+		esc(f, h->comm[0] ? h->comm : "?");
+		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td><td>%.2f s</td><td>",
+			h->binding_id, (unsigned long long)h->tokens, (unsigned long long)h->niovs,
+			h->oldest_age_ns / 1e9);
+		esc(f, pod ? pc.pod_uid : "-");
+		fprintf(f, "</td><td>");
+		esc(f, ctr);
+		fprintf(f, "</td><td>");
+		if (h->cgroup[0])
+			esc(f, h->cgroup);
+		else if (h->cgroup_id)
+			fprintf(f, "id %llu (path unknown)", (unsigned long long)h->cgroup_id);
+		else
+			fprintf(f, "?");
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>\n");
+}
+
 static void objects(FILE *f, const struct html_run *r)
 {
 	fprintf(f, "<section id=\"objects\">\n<h2>Page pools and bindings</h2>\n");
@@ -1016,6 +1052,8 @@ static void objects(FILE *f, const struct html_run *r)
 		binding_rows(f, r);
 		fprintf(f, "</table>\n");
 	}
+	if (r->run.n_holders)
+		holder_rows(f, r);
 	fprintf(f, "</section>\n");
 }
 
@@ -1110,6 +1148,7 @@ static const char css[] =
 	"th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}\n"
 	"th{background:#f6f8fa}table.facts th{width:210px}\n"
 	"#thresholds td{white-space:nowrap}#thresholds td:last-child{white-space:normal}\n"
+	"#holders td{word-break:break-all}\n"
 	"td.yes{color:#1a7f37}td.no{color:#9a6700}\n"
 	"tr.pass td.status{background:#dafbe1;color:#1a7f37;font-weight:bold}\n"
 	"tr.fail td.status{background:#ffebe9;color:#cf222e;font-weight:bold}\n"

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "json_out.h"
 #include "metrics.h"
+#include "podcg.h"
 #include "textsafe.h"
 #include "util.h"
 
@@ -191,6 +192,23 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b,
 	return o;
 }
 
+/*
+ * A holder's cgroup (issue 24): its id, path, and the pod and container the
+ * path names; each null when unknown or not a Kubernetes pod.
+ */
+static void json_holder_cgroup(struct json_object *o, const struct dmt_holder_snap *h)
+{
+	struct podcg pc;
+	bool pod = h->cgroup[0] && !podcg__parse(h->cgroup, &pc);
+
+	json_object_object_add(o, "cgroup_id",
+			       h->cgroup_id ? json_object_new_uint64(h->cgroup_id) : NULL);
+	json_object_object_add(o, "cgroup", json_name(h->cgroup));
+	json_object_object_add(o, "pod_uid", pod ? jstr(pc.pod_uid) : NULL);
+	json_object_object_add(o, "container_id", pod ? json_name(pc.container_id) : NULL);
+	json_object_object_add(o, "container_runtime", pod ? json_name(pc.runtime) : NULL);
+}
+
 /* Sockets holding frag tokens: null when the token hooks are not there. */
 static struct json_object *json_holders(const struct dmt_snapshot *s)
 {
@@ -213,6 +231,7 @@ static struct json_object *json_holders(const struct dmt_snapshot *s)
 		add_u64(o, "tokens_handed", h->handed);
 		add_u64(o, "tokens_returned", h->returned);
 		add_u64(o, "tokens_released", h->released);
+		json_holder_cgroup(o, h);
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -421,6 +421,66 @@ static void run_tokens(struct objrun *r, const struct dmt_snapshot *s)
 	r->tok_last = *c;
 }
 
+static struct objrun_holder *run_holder_get(struct objrun *r, const struct dmt_holder_snap *h)
+{
+	struct objrun_holder *t;
+
+	for (size_t k = 0; k < r->n_holders; k++)
+		if (r->holders[k].pid == h->pid && r->holders[k].binding_id == h->binding_id)
+			return &r->holders[k];
+	if (r->n_holders == OBJRUN_MAX_HOLDERS) {
+		r->holders_over++;
+		return NULL;
+	}
+	if (!r->holders && !(r->holders = calloc(OBJRUN_MAX_HOLDERS, sizeof(*r->holders))))
+		return NULL;
+	t = &r->holders[r->n_holders++];
+	memset(t, 0, sizeof(*t));
+	t->pid = h->pid;
+	t->binding_id = h->binding_id;
+	memcpy(t->comm, h->comm, sizeof(t->comm));
+	t->cgroup_id = h->cgroup_id;
+	memcpy(t->cgroup, h->cgroup, sizeof(t->cgroup));
+	return t;
+}
+
+/* Each (pid, binding) at its peak: see struct objrun_holder. */
+static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_holders; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+		struct objrun_holder *t = run_holder_get(r, h);
+		uint64_t tok = 0, niovs = 0, age = 0;
+
+		if (!t) {
+			if (!r->holders)
+				return -ENOMEM;
+			continue;
+		}
+		/* this snapshot's sockets of that process on that binding */
+		for (size_t k = 0; k < s->n_holders; k++) {
+			if (s->holders[k].pid != h->pid || s->holders[k].binding_id != h->binding_id)
+				continue;
+			tok += s->holders[k].tokens;
+			niovs += s->holders[k].niovs;
+			if (s->holders[k].oldest_age_ns > age)
+				age = s->holders[k].oldest_age_ns;
+		}
+		if (tok > t->tokens) {
+			t->tokens = tok;
+			t->niovs = niovs;
+		}
+		if (age > t->oldest_age_ns)
+			t->oldest_age_ns = age;
+		/* a first sighting that did not know the path yet */
+		if (!t->cgroup[0] && h->cgroup[0] && (!t->cgroup_id || t->cgroup_id == h->cgroup_id)) {
+			t->cgroup_id = h->cgroup_id;
+			memcpy(t->cgroup, h->cgroup, sizeof(t->cgroup));
+		}
+	}
+	return 0;
+}
+
 int objrun__add(struct objrun *r, const struct dmt_snapshot *s)
 {
 	bool first = !r->n_snaps;
@@ -433,6 +493,8 @@ int objrun__add(struct objrun *r, const struct dmt_snapshot *s)
 	for (size_t i = 0; !err && i < s->n_bindings; i++)
 		err = run_binding(r, &s->bindings[i], first);
 	run_tokens(r, s);
+	if (!err)
+		err = run_holders(r, s);
 	r->n_snaps++;
 	return err;
 }
@@ -443,5 +505,6 @@ void objrun__fini(struct objrun *r)
 	objtrack__fini(&r->bind_ids);
 	free(r->pools);
 	free(r->binds);
+	free(r->holders);
 	memset(r, 0, sizeof(*r));
 }

@@ -294,6 +294,28 @@ static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
 	put_u64(b, t->holders_full);
 }
 
+/*
+ * After the token section (issue 24): each holder's cgroup, in the token
+ * section's order, "u32 n, n x (u32 len, u64 cgroup id, str path)". Each
+ * entry is length-prefixed so later fields can follow the path; readers
+ * before it stop after the token section (a snapshot's trailing bytes are
+ * not read), and this one takes it only when it is there.
+ */
+static void put_holder_cgroups(struct rec_buf *b, const struct dmt_snapshot *s)
+{
+	size_t n = s->n_holders < REC_MAX_HOLDERS ? s->n_holders : REC_MAX_HOLDERS;
+
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = b->len;
+
+		put_u32(b, 0);
+		put_u64(b, s->holders[i].cgroup_id);
+		put_str(b, s->holders[i].cgroup);
+		patch_u32(b, off, b->len - off - 4);
+	}
+}
+
 int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 			const struct dmt_availability *prev_avail)
 {
@@ -334,6 +356,7 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	}
 	put_u64(b, s->collect_ns);
 	put_tokens(b, s);
+	put_holder_cgroups(b, s);
 	return b->err;
 }
 
@@ -792,6 +815,27 @@ static int get_tokens(struct rd *r, struct dmt_snapshot *s)
 	return 0;
 }
 
+/* The holders' cgroups (put_holder_cgroups); absent in older recordings. */
+static void get_holder_cgroups(struct rd *r, struct dmt_snapshot *s)
+{
+	uint32_t n = get_count(r, 4 + 8 + 2, REC_MAX_HOLDERS, "holder cgroup");
+
+	if (!r->err && n != s->n_holders) {
+		rd_fail(r, "%u holder cgroups for %zu token holders", n, s->n_holders);
+		return;
+	}
+	for (size_t i = 0; i < n && !r->err; i++) {
+		struct dmt_holder_snap *h = &s->holders[i];
+		struct rd e;
+
+		sub_begin(r, &e, "holder cgroup");
+		h->cgroup_id = get_u64(&e, "holder cgroup");
+		get_str(&e, h->cgroup, sizeof(h->cgroup), "holder cgroup path");
+		if (e.err)
+			r->err = e.err;
+	}
+}
+
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen)
 {
@@ -847,6 +891,8 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->collect_ns = get_u64(&r, "snapshot");
 	if (!r.err && r.off < r.len && get_tokens(&r, s))
 		goto nomem;
+	if (!r.err && r.off < r.len)
+		get_holder_cgroups(&r, s);
 	if (r.err) {
 		snapshot__free(s);
 		return r.err;
