@@ -140,11 +140,12 @@ lab_trace_stop() {
 }
 
 # devmemtop record interval of the scenarios that have a gate spec
-# (specs/lab-*.yaml); other scenarios run without devmemtop.
+# (specs/lab-*.yaml) or whose host check reads the recording (race);
+# other scenarios run without devmemtop.
 lab_interval() {
 	case $1 in
 	exhaust) echo 100ms ;;
-	bulk|leak|ncdevmem|multiqueue|selftests) echo 200ms ;;
+	bulk|leak|ncdevmem|multiqueue|selftests|race) echo 200ms ;;
 	esac
 }
 
