@@ -125,13 +125,15 @@ def scenario_race(c, d):
                 bool(b.get("unbound_ns")) and not b.get("freed_ns"), figures)
         # net_iovs, not tokens: frags of one net_iov are one page in flight,
         # so 0 < net_iovs <= lost tokens (equal with 4 KiB net_iovs as a rule)
+        # (net_iovs outstanding at unbind can be more: frags still queued or
+        # on a CPU's defer list come back after it; seen 18 at unbind, 1 left)
         c.check("race (unfixed kernel): its page pool never drained: a zombie whose inflight "
-                "== the net_iovs outstanding at unbind == netlink's 10 s after the close, "
-                "0 < that <= the lost tokens",
+                "== netlink's 10 s after the close, 0 < that <= the lost tokens, "
+                "<= the net_iovs outstanding at unbind",
                 len(z) == 1 and len(final) == 1 and lost is not None and
-                z[0].get("inflight") == b.get("outstanding_at_unbind") ==
-                final[0].get("inflight") and 0 < final[0].get("inflight") <= lost and
-                final[0].get("detach_time", 0) > 0, figures)
+                z[0].get("inflight") == final[0].get("inflight") and
+                0 < final[0].get("inflight") <= min(lost, b.get("outstanding_at_unbind") or 0)
+                and final[0].get("detach_time", 0) > 0, figures)
         c.info("race caught on the unfixed kernel", figures)
     else:
         c.check("race (fixed kernel): handed == returned + released, nothing held",
