@@ -74,7 +74,7 @@ FULL_TESTS	:= test_top test_top_detail test_webcfg test_golden_cmd
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest \
+.PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest kseries-build \
 	asan asan-unit-tests golden-update \
 	test-assets bench-assets \
 	bench fuzz deps deb
@@ -196,6 +196,12 @@ integration-tests: all test-assets
 
 vmtest: all
 	$(Q)scripts/lab/vmtest.sh
+
+# On demand, not in check: every patch of kernel-patches/ builds on its own,
+# and the series builds with PAGE_POOL, NET_DEVMEM or TRACEPOINTS off
+# (issue 22; scripts/lab/kseries-build.sh, ccache).
+kseries-build:
+	$(Q)scripts/lab/kseries-build.sh
 
 # The README's two commands. Both install what is missing first, then run
 # a fresh make so pkg-config sees the libraries just installed.

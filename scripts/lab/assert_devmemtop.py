@@ -323,6 +323,9 @@ def main():
                 c.info("devmemtop checks of " + s, "in assert_selftests.py (per test, "
                        "against the page_pool tracepoints)")
                 continue
+            if s == "race":
+                c.info("devmemtop checks of " + s, "in assert_lab.py (assert_race.py)")
+                continue
             if s not in SPECS:
                 c.skip("devmemtop checks of " + s, "no devmemtop assertions for this scenario")
                 continue

@@ -42,6 +42,9 @@ BAD_PATCHED = {
     "unaligned": ("Invalid argument",
                   "dmabuf segment 0 (4096 bytes) is not aligned to rx-page-size 16384"),
     "optout": ("Operation not supported", "device does not support rx-page-size"),
+    # issue 22, D3: netdevsim's max_rx_page_size (0008)
+    "toolarge": ("Numerical result out of range",
+                 "rx-page-size 131072 is larger than the device's maximum 65536"),
 }
 BAD_BASELINE = ("Invalid argument", "Unknown attribute type")
 
@@ -60,19 +63,59 @@ def refusal(c, d, name, want, what):
             "want exit 1 and one line with '%s (%s)'" % (errno_txt, extack))
 
 
+def ntuple_off(c, d):
+    """Issue 22, D5 (0010, both kernels): no ntuple rule while the feature
+    is off; accepted once on; dropped when it goes off again."""
+    def rc(name):
+        return read_int(os.path.join(d, "ntuple-%s.rc" % name))
+
+    def out(name):
+        return (read(os.path.join(d, "ntuple-%s.out" % name), "") or "").strip()
+
+    def rules(name):
+        for l in out(name).splitlines():
+            if l.startswith("Total ") and l.rstrip().endswith(" rules"):
+                return int(l.split()[1])
+        return None
+
+    feat = [l.strip() for l in out("features").splitlines() if l.startswith("ntuple-filters:")]
+    c.check("badinput ntuple: the feature is off on a new netdevsim port",
+            feat == ["ntuple-filters: off"], "%s" % feat)
+    # the kernel's EOPNOTSUPP as ethtool prints it, and no rule listed: not
+    # ethtool's exit status, which Debian 12's ethtool 6.1 leaves 0 when
+    # the rule manager's insert fails (seen in the lab: "rmgr: Cannot
+    # insert RX class rule: Operation not supported", exit 0)
+    c.check("badinput ntuple: a rule inserted while ntuple is off is refused (EOPNOTSUPP)",
+            rc("off-insert") is not None and
+            "Cannot insert RX class rule: Operation not supported" in out("off-insert")
+            and rules("off-list") == 0,
+            "rc=%s: %s; rules listed after: %s" % (rc("off-insert"),
+                                                   out("off-insert").splitlines()[-1:],
+                                                   rules("off-list")))
+    c.check("badinput ntuple: accepted once ntuple is on, dropped when it goes off",
+            rc("on") == 0 and rc("on-insert") == 0 and rules("on-list") == 1 and
+            rc("off") == 0 and rules("flushed-list") == 0,
+            "on rc=%s, insert rc=%s, rules %s; off rc=%s, rules %s" %
+            (rc("on"), rc("on-insert"), rules("on-list"), rc("off"), rules("flushed-list")))
+
+
 def scenario_badinput(c, d):
     switch = read(os.path.join(d, "optout-switch"), "").strip()
     if c.kernel == "baseline":
         for name, what in (("notpow2", "12288"), ("subpage", "2048"), ("unaligned", "16 KiB on udmabuf"),
-                           ("optout", "16 KiB")):
+                           ("optout", "16 KiB"), ("toolarge", "128 KiB")):
             refusal(c, d, name, BAD_BASELINE, "rx-page-size %s refused, attribute unknown" % what)
         c.check("badinput: no rx_page_size switch in the baseline netdevsim", switch == "absent",
                 switch)
+        ntuple_off(c, d)
         return
     refusal(c, d, "notpow2", BAD_PATCHED["notpow2"], "12288 is not a power of two (handler)")
     refusal(c, d, "subpage", BAD_PATCHED["subpage"], "2048 is below a page (policy)")
     refusal(c, d, "unaligned", BAD_PATCHED["unaligned"],
             "udmabuf's 4 KiB sg entries cannot hold 16 KiB net_iovs")
+    refusal(c, d, "toolarge", BAD_PATCHED["toolarge"],
+            "128 KiB is above netdevsim's maximum (a truesize the socket accounting must hold)")
+    ntuple_off(c, d)
     c.check("badinput: netdevsim rx_page_size switch off, then restored",
             switch.splitlines() == ["present y", "after n: n", "restored: y"], switch)
     refusal(c, d, "optout", BAD_PATCHED["optout"], "16 KiB on a driver without the opt-in")

@@ -1,12 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kbuild.sh FLAVOR: build the lab kernel for FLAVOR and print the dir that
-# holds its bzImage.
+# kbuild.sh FLAVOR [VARIANT]: build the lab kernel for FLAVOR and print the
+# dir that holds its bzImage.
 #
 #   stock     the pinned Debian source, no patches
 #   baseline  kernel-patches/series without the "patched-only" entries
 #   patched   the whole series
+#   VARIANT   an extra config fragment, kernel-patches/lab-VARIANT.config,
+#             merged last (e.g. "lockdep"), built in a work tree of its own,
+#             kbuild-work-VARIANT/, so that switching between a variant and
+#             the plain kernels does not rebuild everything each time
 #
 # Results live in $DEVMEMTOP_CACHE (default /var/cache/devmemtop) as
 # kbuild-<kver>-<key>/ (bzImage, .config, System.map, build.log, .lab-stamp),
@@ -25,10 +29,13 @@ set -euo pipefail
 RECIPE=2	# bump when the build steps below change the result
 KEEP=${DEVMEMTOP_KBUILD_KEEP:-8}
 
-usage() { echo "usage: $0 stock|baseline|patched" >&2; exit 2; }
-[ $# -eq 1 ] || usage
-FLAVOR=$1
+usage() { echo "usage: $0 stock|baseline|patched [VARIANT]" >&2; exit 2; }
+[ $# -eq 1 ] || [ $# -eq 2 ] || usage
+FLAVOR=$1 VARIANT=${2:-}
 case $FLAVOR in stock|baseline|patched) ;; *) usage ;; esac
+[[ $VARIANT =~ ^[a-z0-9]*$ ]] || usage
+[ -z "$VARIANT" ] || [ -f "$PATCH_DIR/lab-$VARIANT.config" ] ||
+	die "no kernel-patches/lab-$VARIANT.config for variant '$VARIANT'"
 
 read_base
 check_base_installed
@@ -41,6 +48,7 @@ mapfile -t PATCHES < <(series_patches "$FLAVOR")
 # Without a flavor fragment the hash is the one of lab.config alone.
 CFGS=("$PATCH_DIR/lab.config")
 [ ! -f "$PATCH_DIR/lab-$FLAVOR.config" ] || CFGS+=("$PATCH_DIR/lab-$FLAVOR.config")
+[ -z "$VARIANT" ] || CFGS+=("$PATCH_DIR/lab-$VARIANT.config")
 cfg_hash=$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)
 phashes=()
 for p in "${PATCHES[@]}"; do
@@ -66,7 +74,7 @@ flock 9	# one kernel build at a time: 2 cores
 cached && exit 0	# built by whoever held the lock
 ensure_src_repo
 
-WORK=$CACHE_DIR/kbuild-work
+WORK=$CACHE_DIR/kbuild-work${VARIANT:+-$VARIANT}
 if [ ! -d "$WORK/.git" ]; then
 	log "$FLAVOR: cold build (new work tree $WORK)"
 	rm -rf "$WORK"
@@ -127,6 +135,7 @@ cp arch/x86/boot/bzImage .config System.map build.log config.log "$TMP/"
 	echo "cfg=$cfg_hash"
 	echo "base=$BASE_PKG $BASE_DEBVER"
 	echo "flavor=$FLAVOR"
+	echo "variant=${VARIANT:-none}"
 	echo "build_seconds=$secs"
 	echo "head=$(git log -1 --format=%h\ %s)"
 	for h in "${phashes[@]}"; do echo "patch=$h"; done

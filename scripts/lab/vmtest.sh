@@ -8,13 +8,17 @@
 # check passed (SKIPs are printed with their reason).
 #
 #   scripts/lab/vmtest.sh [--kernel baseline|patched|all] [--scenario NAME]...
-#                         [--shell] [--no-deps] [--kunit|--no-kunit]
-#                         [--out DIR] [--timeout SECS]
+#                         [--variant NAME] [--shell] [--no-deps]
+#                         [--kunit|--no-kunit] [--out DIR] [--timeout SECS]
 #
 #   --kernel     which kernel(s); "all" (default) runs baseline and, when
 #                the series has patched-only patches, patched too
 #   --scenario   a scripts/lab/scenarios/NAME.sh (default: bulk, exhaust,
-#                leak, then any other scenario file, e.g. kseries)
+#                leak, then any other scenario file, e.g. kseries, but
+#                those marked "# lab: on-demand", which run only by name)
+#   --variant    boot kernels built with kernel-patches/lab-NAME.config
+#                on top (kbuild.sh FLAVOR NAME, e.g. lockdep: a full
+#                kernel build of its own); results go to build/lab/out-NAME
 #   --shell      boot one kernel with the lab set up and give a shell on the
 #                console (exit the shell to power off; Ctrl-A X kills qemu)
 #   --kunit      also run kunit.sh: every kernel-patches/*.kunitconfig in
@@ -29,12 +33,13 @@ set -euo pipefail
 
 usage() { sed -n '3,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=no
-OUT=$REPO_DIR/build/lab/out TIMEOUT=900
+KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=no VARIANT=
+OUT= TIMEOUT=900
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) [ $# -ge 2 ] || usage; KERNELS=$2; shift ;;
 	--scenario) [ $# -ge 2 ] || usage; SCENARIOS+=("$2"); shift ;;
+	--variant) [ $# -ge 2 ] || usage; VARIANT=$2; shift ;;
 	--shell) SHELL_MODE=1 ;;
 	--no-deps) DEPS=0 ;;
 	--kunit) KUNIT=yes ;;
@@ -47,11 +52,15 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case $KERNELS in baseline|patched|all) ;; *) die "--kernel must be baseline, patched or all" ;; esac
+[ -z "$VARIANT" ] || [ -f "$PATCH_DIR/lab-$VARIANT.config" ] ||
+	die "--variant $VARIANT: no kernel-patches/lab-$VARIANT.config"
+[ -n "$OUT" ] || OUT=$REPO_DIR/build/lab/out${VARIANT:+-$VARIANT}
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
 	SCENARIOS=(bulk exhaust leak)
 	for f in "$LAB_DIR"/scenarios/*.sh; do
 		s=$(basename "$f" .sh)
+		grep -q '^# lab: on-demand' "$f" && continue
 		[[ " ${SCENARIOS[*]} " == *" $s "* ]] || SCENARIOS+=("$s")
 	done
 fi
@@ -86,7 +95,7 @@ all) want=(baseline patched) ;;
 esac
 for f in "${want[@]}"; do
 	t=$(date +%s)
-	d=$("$LAB_DIR/kbuild.sh" "$f") || die "kernel build ($f) failed"
+	d=$("$LAB_DIR/kbuild.sh" "$f" $VARIANT) || die "kernel build ($f${VARIANT:+ $VARIANT}) failed"
 	phase "kernel $f ($(sed -n 's/^build_seconds=//p' "$d/.lab-stamp") s when it was built)" $(( $(date +%s) - t ))
 	dup=
 	for g in "${flavors[@]}"; do [ "${KDIR[$g]}" = "$d" ] && dup=$g; done

@@ -11,6 +11,11 @@
 #              netdevsim/netdevsim1/ports/0/rx_page_size = n, patch 0008)
 #   pagesize   control: 4096 on that opted-out port is accepted (the
 #              default size needs no opt-in); bound, then closed at once
+#   toolarge   128 KiB net_iovs on a heap dmabuf: above netdevsim's
+#              max_rx_page_size (64 KiB; issue 22, D3)
+# and (issue 22, D5, patch 0010 on both kernels) an ntuple rule inserted
+# while the ntuple feature is off must be refused, then accepted once it
+# is on, and dropped when it goes off again (ntuple-*.rc/.out).
 # On the baseline kernel every one of them is refused as an unknown
 # attribute, and the debugfs switch does not exist.
 # usage: badinput.sh OUTDIR
@@ -28,12 +33,7 @@ try() {
 	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --idle-timeout 1000 "$@" \
 		>$D/$name.json 2>$D/$name.err &
 	p=$!
-	for i in $(seq 100); do
-		grep -q listening $D/$name.err 2>/dev/null && break
-		kill -0 $p 2>/dev/null || break
-		sleep 0.1
-	done
-	if grep -q listening $D/$name.err; then
+	if lab_wait_listening $D/$name.err $p; then
 		lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 64K \
 			>/dev/null 2>&1
 	fi
@@ -48,6 +48,7 @@ try() {
 try notpow2 --dmabuf heap --dmabuf-size 1M --rx-page-size 12288
 try subpage --dmabuf heap --dmabuf-size 1M --rx-page-size 2048
 try unaligned --dmabuf udmabuf --dmabuf-size 1M --rx-page-size 16384
+try toolarge --dmabuf heap --dmabuf-size 1M --rx-page-size 131072
 if [ -e $QCFG ]; then
 	echo "present $(cat $QCFG)" >$D/optout-switch
 	echo n >$QCFG
@@ -60,4 +61,22 @@ else
 	echo "absent" >$D/optout-switch
 	try optout --dmabuf heap --dmabuf-size 1M --rx-page-size 16384
 fi
+
+# nt NAME CMD...: one ethtool step, its exit status and output
+nt() {
+	local name=$1
+	shift
+	"$@" >$D/ntuple-$name.out 2>&1
+	echo $? >$D/ntuple-$name.rc
+	echo "ntuple $name: rc=$(cat $D/ntuple-$name.rc): $(grep -i -m1 'rule\|cannot\|not supported' $D/ntuple-$name.out)"
+}
+RULE="flow-type tcp4 dst-port 5999 action 0"
+nt features ethtool -k $LAB_RX_IF
+nt off-insert ethtool -N $LAB_RX_IF $RULE
+nt off-list ethtool -n $LAB_RX_IF
+nt on ethtool -K $LAB_RX_IF ntuple on
+nt on-insert ethtool -N $LAB_RX_IF $RULE
+nt on-list ethtool -n $LAB_RX_IF
+nt off ethtool -K $LAB_RX_IF ntuple off
+nt flushed-list ethtool -n $LAB_RX_IF
 exit 0

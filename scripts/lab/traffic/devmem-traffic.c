@@ -20,6 +20,8 @@
 #include <limits.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -472,6 +474,7 @@ struct rx_opts {
 	bool hold, leak, unbind_first;
 	enum dmabuf_src src;
 	uint32_t rx_page_size;	/* 0: not sent */
+	unsigned int race_ids;	/* --race-dontneed: ids 1..N returned by a thread */
 	uint64_t niov_size;	/* rx_page_size, or the page size */
 };
 
@@ -480,6 +483,7 @@ struct rx_stats {
 	int64_t first_mismatch;
 	uint64_t tokens_returned, dontneed_calls, max_held, wrong_binding;
 	uint64_t max_frag, frags_over_niov, recvmsg_calls;
+	uint64_t tokens_short;	/* --race-dontneed: asked back, already gone */
 	bool eof, idle;
 	double secs, sys_secs, user_secs;
 };
@@ -536,7 +540,8 @@ static uint64_t token_pages(const struct token_set *ts, size_t npages)
 /* SO_DEVMEM_DONTNEED for every token in @ts, coalescing consecutive
  * tokens into ranges, within the per-call limits of 6.12.
  */
-static int tokens_return(int fd, struct token_set *ts, struct rx_stats *st)
+static int tokens_return(int fd, struct token_set *ts, struct rx_stats *st,
+			 bool race)
 {
 	struct dt_dmabuf_token toks[DT_MAX_DONTNEED_TOKENS];
 	size_t i = 0;
@@ -567,7 +572,10 @@ static int tokens_return(int fd, struct token_set *ts, struct rx_stats *st)
 			return -errno;
 		}
 		st->tokens_returned += ret;
-		if ((unsigned int)ret != frags) {
+		/* --race-dontneed: the racing thread took some back first */
+		if (race) {
+			st->tokens_short += frags - ret;
+		} else if ((unsigned int)ret != frags) {
 			err_msg("SO_DEVMEM_DONTNEED freed %d of %u frags", ret,
 				frags);
 			return -EPROTO;
@@ -702,7 +710,8 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 					(unsigned long long)dc->frag_offset,
 					dc->frag_size);
 				st->mismatches += dc->frag_size;
-			} else {
+			} else if (!o->race_ids) {
+				/* racing returns recycle net_iovs under us */
 				dmabuf_sync(ub->fd, DMA_BUF_SYNC_START);
 				verify(ub->map + dc->frag_offset, dc->frag_size,
 				       st->bytes, o, st);
@@ -725,7 +734,7 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 		if (held->n > st->max_held)
 			st->max_held = held->n;
 		if (batch.n) {
-			err = tokens_return(fd, &batch, st);
+			err = tokens_return(fd, &batch, st, o->race_ids);
 			if (err)
 				break;
 		}
@@ -736,6 +745,49 @@ out:
 	return err;
 }
 
+/* --race-dontneed N: a second thread returns token ids 1..N over and over
+ * while the main thread receives. Token ids are the lowest free ones, so
+ * these are the ids recvmsg hands out next: some are returned after
+ * tcp_recvmsg_dmabuf() reserved them and wrote their cmsg, before it
+ * committed them at the end of the skb. A kernel that lets DONTNEED erase
+ * such a reservation loses the net_iov reference the token holds: the
+ * binding's page pool never drains. Payload is not verified in this mode
+ * (returned net_iovs are refilled while the main thread looks at them).
+ */
+struct racer {
+	pthread_t thread;
+	int fd;
+	unsigned int ids;
+	volatile int stop;
+	uint64_t calls, freed, errors;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	struct dt_dmabuf_token t = { .token_start = 1, .token_count = r->ids };
+	cpu_set_t cpus;
+
+	/* The receiver's CPU: the scheduler then switches to this thread at
+	 * the receiver's voluntary preemption points, and the ones inside
+	 * the window are the cmsg copies to user space.
+	 */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	while (!r->stop && !exiting) {
+		int ret = setsockopt(r->fd, SOL_SOCKET, DT_SO_DEVMEM_DONTNEED,
+				     &t, sizeof(t));
+
+		r->calls++;
+		if (ret < 0)
+			r->errors++;
+		else
+			r->freed += ret;
+	}
+	return NULL;
+}
+
 static void rx_usage(FILE *f)
 {
 	fprintf(f,
@@ -743,6 +795,7 @@ static void rx_usage(FILE *f)
 		"          [--dmabuf udmabuf|heap] [--rx-page-size SIZE]\n"
 		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
 		"          [--hold] [--leak] [--unbind-first] [--linger MS]\n"
+		"          [--race-dontneed N]\n"
 		"  --dmabuf        udmabuf (memfd, default) or heap (/dev/dma_heap/system,\n"
 		"                  buddy chunks up to 1 MiB: the one that backs large net_iovs)\n"
 		"  --rx-page-size  net_iov size of the binding (NETDEV_A_DMABUF_RX_PAGE_SIZE),\n"
@@ -754,6 +807,8 @@ static void rx_usage(FILE *f)
 		"                  and report the page pools after each step\n"
 		"  --linger MS     stay bound up to MS ms after the tokens went back, before\n"
 		"                  unbinding (prints 'lingering' on stderr; SIGUSR1 ends it)\n"
+		"  --race-dontneed N  a second thread returns token ids 1..N in a loop while\n"
+		"                  receiving (the frag token commit race); no payload check\n"
 		"JSON: pages_held = distinct net_iovs behind the tokens held at the end\n"
 		"(a frag split over two recvmsg calls gives two tokens for one net_iov);\n"
 		"sys_seconds/user_seconds = this process's CPU while receiving and\n"
@@ -776,6 +831,7 @@ static int cmd_rx(int argc, char **argv)
 		{ "linger", required_argument, NULL, 'l' },
 		{ "dmabuf", required_argument, NULL, 'D' },
 		{ "rx-page-size", required_argument, NULL, 'P' },
+		{ "race-dontneed", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -793,6 +849,8 @@ static int cmd_rx(int argc, char **argv)
 	struct udmabuf ub = { .memfd = -1, .fd = -1, .map = MAP_FAILED };
 	uint64_t leaked = 0, pages_held = 0;
 	struct nl_ctx nl = { 0 };
+	struct racer racer = { .fd = -1 };
+	bool racing = false;
 	int c, li = 0, ifindex, fd = -1, err;
 	double t0;
 
@@ -846,6 +904,11 @@ static int cmd_rx(int argc, char **argv)
 				goto bad_value;
 			o.rx_page_size = v;
 			break;
+		case 'R':
+			if (parse_uint(optarg, DT_MAX_DONTNEED_FRAGS, &o.race_ids) ||
+			    !o.race_ids)
+				goto bad_value;
+			break;
 		case 'h': rx_usage(stdout); return 0;
 		default: rx_usage(stderr); return 2;
 		}
@@ -856,6 +919,10 @@ static int cmd_rx(int argc, char **argv)
 	}
 	if (o.rx_page_size)
 		o.niov_size = o.rx_page_size;
+	if (o.race_ids && o.hold) {
+		err_msg("rx: --race-dontneed returns tokens, it cannot go with --hold or --leak");
+		return 2;
+	}
 	ifindex = if_nametoindex(o.ifname);
 	if (!ifindex) {
 		err_msg("rx: no interface '%s'", o.ifname);
@@ -892,7 +959,27 @@ static int cmd_rx(int argc, char **argv)
 	t0 = now_s();
 	/* CPU of receiving and of returning the tokens (--hold: at the end) */
 	cpu_times(&sys0, &user0);
+	if (o.race_ids) {
+		cpu_set_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+		racer.fd = fd;
+		racer.ids = o.race_ids;
+		err = -pthread_create(&racer.thread, NULL, racer_main, &racer);
+		if (err) {
+			err_msg("rx: racing thread: %s", strerror(-err));
+			goto cleanup;
+		}
+		racing = true;
+	}
 	err = rx_loop(fd, &o, &ub, binding_id, &held, &st);
+	if (racing) {
+		racer.stop = 1;
+		pthread_join(racer.thread, NULL);
+		racing = false;
+	}
 	cpu_times(&sys1, &user1);
 	st.secs = now_s() - t0;
 	st.sys_secs = sys1 - sys0;
@@ -906,7 +993,7 @@ static int cmd_rx(int argc, char **argv)
 	cpu_times(&sys0, &user0);
 	if (o.leak)
 		leaked = held.n;
-	else if (held.n && (err = tokens_return(fd, &held, &st)))
+	else if (held.n && (err = tokens_return(fd, &held, &st, o.race_ids)))
 		goto cleanup;
 	cpu_times(&sys1, &user1);
 	st.sys_secs += sys1 - sys0;
@@ -959,6 +1046,11 @@ cleanup:
 	       st.max_held, leaked, pages_held, st.dontneed_calls, st.eof ? "true" : "false",
 	       st.idle ? "true" : "false", st.secs,
 	       st.secs > 0 ? st.bytes / st.secs / 1e6 : 0.0);
+	if (o.race_ids)
+		printf(",\"race_ids\":%u,\"race_calls\":%" PRIu64 ",\"race_freed\":%"
+		       PRIu64 ",\"race_errors\":%" PRIu64 ",\"tokens_short\":%" PRIu64,
+		       o.race_ids, racer.calls, racer.freed, racer.errors,
+		       st.tokens_short);
 	printf(",\"dmabuf\":\"%s\",\"rx_page_size\":%u,\"niov_size\":%" PRIu64
 	       ",\"max_frag_size\":%" PRIu64 ",\"frags_over_niov\":%" PRIu64
 	       ",\"recvmsg_calls\":%" PRIu64 ",\"sys_seconds\":%.3f,\"user_seconds\":%.3f",
