@@ -235,6 +235,11 @@ static int collector_open_io(struct collector *c, char *why, size_t len)
 		return err;
 	}
 	if (!c->opts.no_netlink) {
+		struct stat st;
+
+		/* the dump answers for this namespace: its pools are in it */
+		if (!stat("/proc/self/ns/net", &st))
+			c->netns = st.st_ino;
 		c->nl = netdev_nl__new();
 		if (!c->nl)
 			snprintf(c->ar.nl_why, sizeof(c->ar.nl_why), "netdev genl family: %s",

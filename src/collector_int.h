@@ -42,6 +42,7 @@ struct collector {
 	struct dmt_pool *slots;		/* pool_slots, mmap()ed */
 	size_t slots_len;
 	struct netdev_nl *nl;
+	uint64_t netns;			/* inode of our network namespace, 0 if unknown */
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
 	enum dmt_attach_mode mode;

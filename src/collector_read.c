@@ -108,7 +108,7 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
 		return 0;
 	}
-	err = snapbuild_merge_netlink(s, nlp, n);
+	err = snapbuild_merge_netlink(s, nlp, n, c->netns);
 	free(nlp);
 	/* light mode: a listed pool no window or per-call hook has located yet */
 	for (size_t i = 0; !err && c->ar.light && i < s->n_pools; i++)
