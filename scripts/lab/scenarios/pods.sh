@@ -20,14 +20,6 @@ D=${1:?usage: pods.sh OUTDIR}
 CG=/sys/fs/cgroup
 mkdir -p $D
 
-# wait_lines FILE N: until FILE has N lines (a snapshot each), 60 s at most
-wait_lines() {
-	for i in $(seq 300); do
-		[ "$(wc -l <$1 2>/dev/null || echo 0)" -ge $2 ] && return 0
-		sleep 0.2
-	done
-	echo "pods: $1 stuck below $2 lines" >&2
-}
 
 grep -q "^[^ ]* $CG cgroup2 " /proc/mounts || mount -t cgroup2 cgroup2 $CG || exit 1
 # The initramfs root is the host's `mktemp -d` staging directory, mode 0700:
@@ -71,10 +63,10 @@ if [ -x /lab/bin/devmemtop ]; then
 		>$D/devmemtop-export-root.log 2>&1 &
 	EXP="$EXP $!"
 	ls -ldn $CG $QOS $POD $SCOPE >$D/cgroup-modes.txt 2>&1
-	wait_lines $D/devmemtop-live.json 1
-	wait_lines $D/devmemtop-fentry.json 1
-	wait_lines $D/devmemtop-light.json 1
-	wait_lines $D/devmemtop-top.txt 1
+	lab_wait_lines $D/devmemtop-live.json 1
+	lab_wait_lines $D/devmemtop-fentry.json 1
+	lab_wait_lines $D/devmemtop-light.json 1
+	lab_wait_lines $D/devmemtop-top.txt 1
 	for i in $(seq 300); do
 		wget -q -O /dev/null http://127.0.0.1:9435/metrics 2>/dev/null && break
 		sleep 0.2
