@@ -906,6 +906,7 @@ int BPF_PROG(dm_dontneed, const void *sk, __u32 nr_ranges, __u32 nr_frags, __u32
 #define DMT_SO_DEVMEM_DMABUF	79
 #define DMT_DONTNEED_TOKENS	128	/* MAX_DONTNEED_TOKENS */
 #define DMT_DONTNEED_FRAGS	1024	/* MAX_DONTNEED_FRAGS */
+#define DMT_MSG_SOCK_DEVMEM	0x2000000	/* include/linux/socket.h, since 6.12 */
 
 enum dmt_tok_end { TOK_RETURNED, TOK_RELEASED };
 
@@ -961,6 +962,15 @@ struct {
 
 static const struct dmt_holder holder_template = {};
 
+/*
+ * Entries in holders, so tcp_destroy_sock returns after one load on a host
+ * (or at a time) with no socket holding tokens: incremented by the one
+ * update that created an entry, decremented by the one delete that removed
+ * it, so it never counts fewer than there are (a socket destroyed without
+ * tcp_destroy_sock only keeps it higher: the lookup still decides).
+ */
+__u64 tok_live_holders = 0;
+
 static __always_inline struct dmt_tok_stats *tok_stats_get(void)
 {
 	__u32 zero = 0;
@@ -995,6 +1005,17 @@ static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 to
 	if (b)
 		__sync_fetch_and_add(&b->tok_handed, 1);
 	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	if (!r && !tok_fallback) {
+		/*
+		 * With 0009's tracepoints the first token of a devmem recvmsg
+		 * opens the call's count (fentry/tcp_recvmsg is not loaded):
+		 * fexit/tcp_recvmsg closes it.
+		 */
+		struct tok_recv nr = { .sk = sk };
+
+		bpf_map_update_elem(&tok_recv_tid, &tid, &nr, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	}
 	if (r) {
 		r->tokens++;
 		r->binding_id = binding_id;
@@ -1002,7 +1023,8 @@ static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 to
 
 	h = bpf_map_lookup_elem(&holders, &sk);
 	if (!h) {
-		bpf_map_update_elem(&holders, &sk, &holder_template, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&holders, &sk, &holder_template, BPF_NOEXIST))
+			__sync_fetch_and_add(&tok_live_holders, 1);
 		h = bpf_map_lookup_elem(&holders, &sk);
 		if (!h) {
 			TOK_STAT_INC(holders_full);
@@ -1107,20 +1129,33 @@ int BPF_PROG(tok_destroy, const void *sk)
 	__u64 key = (__u64)sk;
 	struct tok_sweep sw = { .sk = key };
 
+	/* cheapest first: no socket holds tokens (every host without devmem) */
+	if (!tok_live_holders)
+		return 0;
 	if (!bpf_map_lookup_elem(&holders, &key))
 		return 0;	/* never got a token: not ours */
 	if (tok_fallback)
 		bpf_for_each_map_elem(&tok_map, tok_sweep_one, &sw, 0);
-	bpf_map_delete_elem(&holders, &key);
+	if (!bpf_map_delete_elem(&holders, &key))
+		__sync_fetch_and_add(&tok_live_holders, -1);
 	return 0;
 }
 
+/*
+ * tcp_recvmsg(sk, msg, len, flags, addr_len): only a call with
+ * MSG_SOCK_DEVMEM can hand out tokens (tcp_recvmsg_locked() refuses a
+ * devmem skb without it), so every other TCP recvmsg on the host returns
+ * here after one test, before any map operation.
+ */
 SEC("fentry/tcp_recvmsg")
-int BPF_PROG(tok_recvmsg_entry, void *sk)
+int BPF_PROG(tok_recvmsg_entry, void *sk, void *msg, __u64 len, int flags)
 {
-	__u64 tid = bpf_get_current_pid_tgid();
+	__u64 tid;
 	struct tok_recv r = { .sk = (__u64)sk };
 
+	if (!(flags & DMT_MSG_SOCK_DEVMEM))
+		return 0;
+	tid = bpf_get_current_pid_tgid();
 	bpf_map_update_elem(&tok_recv_tid, &tid, &r, BPF_ANY);
 	return 0;
 }
@@ -1130,10 +1165,13 @@ int BPF_PROG(tok_recvmsg_exit, void *sk, void *msg, __u64 len, int flags, int *a
 	     int ret)
 {
 	struct dmt_binding *b;
-	__u64 tid = bpf_get_current_pid_tgid();
 	struct dmt_tok_stats *st;
 	struct tok_recv *r;
+	__u64 tid;
 
+	if (!(flags & DMT_MSG_SOCK_DEVMEM))
+		return 0;
+	tid = bpf_get_current_pid_tgid();
 	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
 	if (!r)
 		return 0;

@@ -197,6 +197,9 @@ static void choose_token_source(struct collector *c)
 	if (group_wanted(c, DMT_HG_TOK_TP)) {
 		c->ar.tok_fallback = false;
 		unwant(c, DMT_H_TOK_CMSG_EXIT, "not needed: devmem_token_* tracepoints cover it");
+		/* one program less on every TCP recvmsg of the host */
+		unwant(c, DMT_H_TOK_RECVMSG_ENTRY,
+		       "not needed: devmem_token_recv opens the call's count");
 		return;
 	}
 	c->ar.tok_fallback = true;
@@ -212,6 +215,9 @@ static void choose_token_source(struct collector *c)
 			 c->ar.hook[need[k]].why);
 		unwant(c, DMT_H_TOK_CMSG_EXIT, why);
 	}
+	/* no token source: nothing to forget at a socket's destruction */
+	if (!c->ps[DMT_H_TOK_CMSG_EXIT].wanted)
+		unwant(c, DMT_H_TOK_DESTROY, "not needed: no frag token source");
 }
 
 void read_kallsyms(struct collector *c)

@@ -54,15 +54,19 @@ static void tokens_availability(const struct dmt_attach_result *r, struct dmt_av
 	bool ok = dmt_tokens_tracked(r);
 	char why[160], tgt[40];
 
-	if (!att(r, DMT_H_TOK_DESTROY))
-		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s",
-			 why_not(r, DMT_H_TOK_DESTROY));
-	else if (!r->tok_fallback)
+	/* the token source's reason first: without one, tcp_destroy_sock is not loaded */
+	if (!r->tok_fallback && !(att(r, DMT_H_TOK_TP_RECV) && att(r, DMT_H_TOK_TP_DONTNEED) &&
+				  att(r, DMT_H_TOK_TP_RELEASE)))
 		snprintf(why, sizeof(why), "devmem_token_*: %.100s", why_not(r, DMT_H_TOK_TP_RECV));
-	else
+	else if (r->tok_fallback && !(att(r, DMT_H_TOK_RECVMSG_ENTRY) &&
+				      att(r, DMT_H_TOK_CMSG_EXIT) &&
+				      att(r, DMT_H_TOK_DONTNEED_ENTRY)))
 		snprintf(why, sizeof(why),
 			 "no devmem_token_* tracepoints (0009); fallback %s: %.60s",
 			 dmt_hook_target(missing, tgt, sizeof(tgt)), why_not(r, missing));
+	else
+		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s",
+			 why_not(r, DMT_H_TOK_DESTROY));
 	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], ok, src, why);
 	set_avail(&av[DMT_M_RECVMSG_TOKENS], ok && att(r, DMT_H_TOK_RECVMSG_EXIT),
 		  "fexit/tcp_recvmsg", ok ? why_not(r, DMT_H_TOK_RECVMSG_EXIT) : why);

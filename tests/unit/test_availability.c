@@ -219,6 +219,28 @@ static void test_token_sources(void **state)
 	dmt_availability__decide(&r, av);
 	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "tcp_destroy_sock: not attached");
 	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "tcp_destroy_sock: not attached");
+	/*
+	 * no token source: tcp_destroy_sock is not loaded either (nothing to
+	 * forget), and the reason is the source's, not the destroy hook's
+	 */
+	tp_only(&r);
+	off(&r, DMT_H_TOK_DESTROY, "not needed: no frag token source");
+	dmt_availability__decide(&r, av);
+	assert_false(dmt_tokens_tracked(&r));
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "no devmem_token_* tracepoints (0009); "
+		"fallback fexit/put_cmsg_notrunc: " EPERM_WHY);
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "no devmem_token_* tracepoints (0009); "
+		"fallback fexit/put_cmsg_notrunc: " EPERM_WHY);
+	/* 0009's tracepoints do not need fentry/tcp_recvmsg */
+	tp_only(&r);
+	r.tok_fallback = false;
+	on(&r, DMT_H_TOK_TP_RECV);
+	on(&r, DMT_H_TOK_TP_DONTNEED);
+	on(&r, DMT_H_TOK_TP_RELEASE);
+	on(&r, DMT_H_TOK_RECVMSG_EXIT);
+	off(&r, DMT_H_TOK_RECVMSG_ENTRY, "not needed: devmem_token_recv opens the call's count");
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_RECVMSG_TOKENS, "fexit/tcp_recvmsg");
 	/* the fallback without its DONTNEED reader */
 	tp_only(&r);
 	with_fentry(&r);
