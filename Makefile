@@ -159,7 +159,12 @@ $(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< $(DMT_LDLIBS) $(LDLIBS) -o $@
 
-bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
+$(OUTPUT)/bench/bystander: bench/bystander.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< -o $@
+
+bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach \
+	$(OUTPUT)/bench/bystander
 
 # Per-event overhead of the hot-path programs (docs/light-mode.md, Overhead).
 bench: all bench-assets
