@@ -298,8 +298,10 @@ struct collector *collector__new(const struct collector_opts *opts)
 		goto err_msg;
 	c->mode = dmt_attach_mode__decide(&c->ar);
 	coll_log(c, 1, "attach mode: %s", dmt_mode_name(c->mode));
+	if (c->ar.light)
+		tokiter_open(c);
 	/* holders' cgroups: the tree opened before any privilege drop */
-	if (c->ar.hook[DMT_H_TOK_DESTROY].loaded && holder_cgroups_open(c)) {
+	if ((c->ar.hook[DMT_H_TOK_DESTROY].loaded || c->ar.tok_iter) && holder_cgroups_open(c)) {
 		err = -ENOMEM;
 		snprintf(why, sizeof(why), "out of memory");
 		goto err_msg;
@@ -410,6 +412,7 @@ void collector__free(struct collector *c)
 	ring_buffer__free(c->rb);
 	if (c->slots)
 		munmap(c->slots, c->slots_len);
+	tokiter_close(c);
 	devmemtop__destroy(c->skel);
 	btf__free(c->vmlinux);
 	netdev_nl__free(c->nl);

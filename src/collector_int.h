@@ -53,6 +53,7 @@ struct collector {
 	struct tok_agg tok_agg;		/* this snapshot's token counts */
 	struct dmt_tok_stats tok_stats;
 	struct cgpath *cgpaths;		/* holders' cgroup id -> path, made at first use */
+	struct tokiter_state *ti;	/* light mode's token iterator (collector_tokiter.c) */
 
 	struct rate_tracker *rates;
 	struct binding_memory *bindings;
@@ -89,6 +90,12 @@ void select_programs(struct collector *c);
 /* collector_light.c */
 void light_window(struct collector *c);
 bool light_pool(struct collector *c, struct dmt_pool *v);
+
+/* collector_tokiter.c */
+void tokiter_open(struct collector *c);
+void tokiter_close(struct collector *c);
+int tokiter_aggregate(struct collector *c, uint64_t now_ns);
+uint32_t tokiter_flags(const struct collector *c);
 
 /* collector_read.c */
 int read_pools(struct collector *c, struct dmt_snapshot *s);

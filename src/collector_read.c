@@ -266,6 +266,21 @@ static int holder_cgroups(struct collector *c)
 	return err;
 }
 
+/* this snapshot's holders (c->tok_agg), with their cgroup paths */
+static int holders_out(struct collector *c, struct dmt_snapshot *s)
+{
+	int err = holder_cgroups(c);
+
+	if (err || !c->tok_agg.n_holders)
+		return err;
+	s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
+	if (!s->holders)
+		return -ENOMEM;
+	memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
+	s->n_holders = c->tok_agg.n_holders;
+	return 0;
+}
+
 int read_tokens(struct collector *c, struct dmt_snapshot *s)
 {
 	struct dmt_holder *hs = NULL;
@@ -278,6 +293,10 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
 	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
 	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
+	if (c->ar.tok_iter) {	/* light mode: the kernel's own xarrays, now */
+		err = tokiter_aggregate(c, s->ts_ns);
+		return err ? err : holders_out(c, s);
+	}
 	if (!c->ar.hook[DMT_H_TOK_DESTROY].loaded)
 		return 0;
 	/*
@@ -294,20 +313,8 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 		goto out;
 	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
 	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
-	if (err)
-		goto out;
-	err = holder_cgroups(c);
-	if (err)
-		goto out;
-	if (c->tok_agg.n_holders) {
-		s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
-		if (!s->holders) {
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
-		s->n_holders = c->tok_agg.n_holders;
-	}
+	if (!err)
+		err = holders_out(c, s);
 out:
 	free(toks);
 	free(hs);
@@ -325,6 +332,17 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 
 	b->held_tokens = b->held_by_sockets = -1;
 	b->held_why = DMT_HELD_NO_REASON;
+	if (c->ar.tok_iter) {
+		/* the kernel's state: exact whenever the binding was made */
+		if (tokiter_flags(c)) {
+			b->held_why = DMT_HELD_ITER_INCOMPLETE;
+			return;
+		}
+		h = tok_agg__binding(&c->tok_agg, b->id);
+		b->held_tokens = h ? (int64_t)h->tokens : 0;
+		b->held_by_sockets = h ? (int64_t)h->niovs : 0;
+		return;
+	}
 	if (!dmt_tokens_tracked(&c->ar))
 		return;	/* the availability says why */
 	if (!v || !(v->flags & DMT_BIND_SEEN_CREATE)) {

@@ -121,7 +121,12 @@ static void binding_per_item(const struct dmt_attach_result *r, struct dmt_avail
 	if (r->light) {
 		set_avail(&av[DMT_M_BIND_IN_POOLS], true, "sum of the binding's pools' inflight",
 			  "");
-		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "", LIGHT_NO_TOKENS);
+		if (r->tok_iter)
+			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], true,
+				  "iter/tcp: sk_user_frags at snapshot", "");
+		else
+			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",
+				  r->tok_iter_why[0] ? r->tok_iter_why : LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_DONTNEED_COST], false, "", LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_BIND_FREE_LATENCY], false, "",

@@ -31,6 +31,8 @@ struct dmt_attach_result {
 	bool tok_fallback;	/* tokens from the cmsg writer, not 0009's tracepoints */
 	bool netlink;		/* netdev genl socket open */
 	char nl_why[128];	/* why not */
+	bool tok_iter;		/* light mode: held tokens from iter/tcp at snapshot time */
+	char tok_iter_why[128];	/* why not */
 	uint64_t window_ns, period_ns;	/* light mode's sampling windows */
 	struct dmt_hook_result hook[DMT_H__COUNT];
 };

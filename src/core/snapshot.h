@@ -50,6 +50,7 @@ enum dmt_held_why {
 	DMT_HELD_MAP_FULL,		/* the token map was full: tokens untracked */
 	DMT_HELD_NO_SOCKET,		/* fallback: a token cmsg outside tcp_recvmsg */
 	DMT_HELD_DONTNEED_MISMATCH,	/* fallback: DONTNEED freed other tokens */
+	DMT_HELD_ITER_INCOMPLETE,	/* light: the snapshot-time walk hit a bound */
 };
 
 struct dmt_availability {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "tokiter.h"
 
-int tokiter__entries(const struct dmt_iter_sock *socks, size_t ns,
+int tok_iter__entries(const struct dmt_iter_sock *socks, size_t ns,
 		     const struct dmt_iter_rec *recs, size_t nr,
 		     struct dmt_tok_entry **toks, size_t *n, struct dmt_holder **holders,
 		     size_t *nh)
@@ -61,7 +61,7 @@ err:
 	return err;
 }
 
-const char *tokiter__why(uint32_t flags, char *buf, size_t len)
+const char *tok_iter__why(uint32_t flags, char *buf, size_t len)
 {
 	static const struct { uint32_t bit; const char *why; } tab[] = {
 		{ DMT_ITER_LAYOUT, "net_iov owner layout not known to this devmemtop" },
@@ -137,7 +137,7 @@ static size_t scan_pid(int procfd, const char *pid, const uint64_t *inos, size_t
 	return found;
 }
 
-size_t tokiter__socket_pids(const char *proc, const uint64_t *inos, size_t n, uint32_t *pids,
+size_t tok_iter__socket_pids(const char *proc, const uint64_t *inos, size_t n, uint32_t *pids,
 			    char (*comms)[16])
 {
 	struct dirent *de;

@@ -5,9 +5,9 @@
  * token map's entries and holder rows, so tokens__aggregate() counts them
  * the way it counts the full mode's. Plain data, no libbpf.
  *
- *   tokiter__entries(socks, ns, recs, nr, &toks, &n, &holders, &nh)   0 or -errno
- *   tokiter__why(flags, buf, len)   -> NULL if the walk was complete, else why not
- *   tokiter__socket_pids(inos, n, pids, comms)   which process holds each socket
+ *   tok_iter__entries(socks, ns, recs, nr, &toks, &n, &holders, &nh)   0 or -errno
+ *   tok_iter__why(flags, buf, len)   -> NULL if the walk was complete, else why not
+ *   tok_iter__socket_pids(inos, n, pids, comms)   which process holds each socket
  */
 #ifndef DEVMEMTOP_TOKITER_CORE_H
 #define DEVMEMTOP_TOKITER_CORE_H
@@ -24,20 +24,20 @@
  * id; pid, comm and the hand-out counters unknown: 0). -EINVAL when a
  * header names records outside recs[0..nr) or a record names no header.
  */
-int tokiter__entries(const struct dmt_iter_sock *socks, size_t ns,
+int tok_iter__entries(const struct dmt_iter_sock *socks, size_t ns,
 		     const struct dmt_iter_rec *recs, size_t nr,
 		     struct dmt_tok_entry **toks, size_t *n, struct dmt_holder **holders,
 		     size_t *nh);
 
 /* NULL when flags say the walk saw every token; else one line why not. */
-const char *tokiter__why(uint32_t flags, char *buf, size_t len);
+const char *tok_iter__why(uint32_t flags, char *buf, size_t len);
 
 /*
  * For each socket inode, the process holding it (/proc/PID/fd/N ->
  * "socket:[ino]"): pids[i] (0: not found) and comms[i]. proc is the
  * procfs root ("/proc"). Returns how many were found.
  */
-size_t tokiter__socket_pids(const char *proc, const uint64_t *inos, size_t n, uint32_t *pids,
+size_t tok_iter__socket_pids(const char *proc, const uint64_t *inos, size_t n, uint32_t *pids,
 			    char (*comms)[16]);
 
 #endif /* DEVMEMTOP_TOKITER_CORE_H */

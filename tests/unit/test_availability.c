@@ -281,6 +281,18 @@ static void test_light(void **state)
 	UNAVAIL(av, DMT_M_BIND_FREE_LATENCY, "per-niov hook: not attached in light mode");
 	UNAVAIL(av, DMT_M_BIND_PROVIDER_CALLS, EPERM_WHY);
 	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	/* the token iterator: held tokens exact at snapshot time, the rest stays off */
+	r.tok_iter = true;
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS, "iter/tcp: sk_user_frags at snapshot");
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "per-token hook: not attached in light mode");
+	/* the iterator refused: its reason, not the per-token hooks' */
+	r.tok_iter = false;
+	snprintf(r.tok_iter_why, sizeof(r.tok_iter_why), "iter/tcp: load refused: %s",
+		 "Operation not permitted");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "iter/tcp: load refused: Operation not permitted");
+	r.tok_iter_why[0] = '\0';
 	/* with the devmem tracepoints: refills of devmem pools are every one */
 	with_devmem_tp(&r);
 	off(&r, DMT_H_DM_NIOV_FREE, "per-niov hook: not attached in light mode");
