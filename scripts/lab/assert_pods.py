@@ -79,6 +79,16 @@ def check_light(c, d, name):
         c.check(name, False, "", "no snapshot in devmemtop-light.json (see its .log)")
         return
     held = [s["metrics"]["binding_held_by_sockets"] for s in snaps]
+    if all(m["available"] and m["source"].startswith("iter/tcp") for m in held):
+        # issue 25: light mode reads held tokens at snapshot time
+        env = pod_env(d)
+        rows = [h for s in snaps for h in (s.get("holders") or [])]
+        ok = bool(rows) and all(str(h.get("pid")) == env.get("rx_pid") and
+                                str(h.get("cgroup_id")) == env.get("CGROUP_ID") for h in rows)
+        c.check("pods: -m light: holders from iter/tcp, the receiver's pid and cgroup", ok,
+                "%d holder rows in %d snapshots" % (len(rows), len(snaps)),
+                "rows: %s" % rows[:2])
+        return
     ok = all(s.get("holders") is None for s in snaps) and \
         all(not m["available"] and m.get("reason") for m in held)
     c.check(name, ok, "%d snapshots, holders null, reason: %s"

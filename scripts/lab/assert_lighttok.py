@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks of the "lighttok" lab scenario (issue 25, token side;
+scenarios/lighttok.sh):
+
+  * bystanders: over a plain loopback TCP stream, no token tracepoint
+    program ran, fentry/tcp_recvmsg is not loaded where the devmem_token
+    tracepoints are, the token state stayed empty, and the per-run time of
+    the tcp_recvmsg programs (their early return) is printed next to a
+    devmem token program's;
+  * -m light: while the receiver holds every token, bound, light's binding
+    held_tokens and held_by_sockets and its holder row equal the full
+    mode's and the receiver's own counts (tokens_leaked, pages_held), with
+    the receiver's pid; and light's collector time per snapshot.
+"""
+import json
+import os
+
+from labcheck import read
+
+FILES = ("full.json", "fentry.json", "light.json")
+TOKEN_TP = ("tok_tp_recv", "tok_tp_dontneed", "tok_tp_release", "tok_cmsg_exit")
+
+
+def lines(d, f):
+    out = []
+    for l in (read(os.path.join(d, f), "") or "").splitlines():
+        try:
+            out.append(json.loads(l))
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def marks(d, f):
+    rows = [l.split() for l in (read(os.path.join(d, f), "") or "").splitlines() if l.strip()]
+    return [[int(x) for x in r] for r in rows] if len(rows) == 2 else None
+
+
+def progs(snap):
+    return {p["name"]: p for p in (snap or {}).get("health", {}).get("programs", [])}
+
+
+def check_bystander(c, d, snaps, m):
+    name = "lighttok: bystander TCP stream"
+    for k, f in enumerate(FILES):
+        a, b = snaps[f][m[0][k] - 1], snaps[f][m[1][k] - 1]
+        if a is None or b is None:
+            c.check("%s (%s)" % (name, f), False, "", "snapshot at a mark unreadable")
+            continue
+        pa, pb = progs(a), progs(b)
+        ran = {n: pb[n]["run_cnt"] - pa.get(n, {}).get("run_cnt", 0) for n in pb}
+        ns = {n: pb[n]["run_time_ns"] - pa.get(n, {}).get("run_time_ns", 0) for n in pb}
+        tp = {n: ran[n] for n in TOKEN_TP if n in ran}
+        c.check("%s (%s): no token program ran" % (name, f), all(v == 0 for v in tp.values()),
+                "runs over the stream: %s" % tp, "a token program ran for a non-devmem stream")
+        per = {n: "%d runs, %.0f ns/run" % (ran[n], ns[n] / ran[n]) for n in
+               ("tok_recvmsg_entry", "tok_recvmsg_exit", "tok_destroy") if ran.get(n)}
+        c.info("%s (%s): the early returns" % (name, f), str(per or "no tcp_recvmsg program"))
+        if f == "full.json" and "tok_tp_recv" in pb:
+            c.check("%s (%s): fentry/tcp_recvmsg not loaded with the token tracepoints"
+                    % (name, f), "tok_recvmsg_entry" not in pb,
+                    "programs: %s" % sorted(pb), "tok_recvmsg_entry is loaded")
+        hold = [s.get("holders") for s in snaps[f][m[0][k]:m[1][k]] if s]
+        c.check("%s (%s): no holder appeared" % (name, f), all(not h for h in hold),
+                "%d snapshots" % len(hold), "holders: %s" % [h for h in hold if h][:1])
+
+
+def binding_of(snap, bid):
+    for b in (snap or {}).get("bindings", []):
+        if b.get("id") == bid:
+            return b
+    return None
+
+
+def check_held(c, d, snaps, m, rx, pid):
+    want_t, want_n, bid = rx.get("tokens_leaked"), rx.get("pages_held"), rx.get("binding_id")
+    for k, f in enumerate(FILES):
+        if f == "fentry.json":
+            continue	# the fallback is checked by the pods and leak scenarios
+        win = [s for s in snaps[f][m[0][k]:m[1][k]] if s]
+        got = [(binding_of(s, bid) or {}).get("held_tokens") for s in win]
+        got_n = [(binding_of(s, bid) or {}).get("held_by_sockets") for s in win]
+        hs = [[h for h in (s.get("holders") or []) if h.get("binding_id") == bid] for s in win]
+        ok = bool(win) and all(g == want_t for g in got) and all(g == want_n for g in got_n)
+        c.check("lighttok: %s: binding %s held_tokens/held_by_sockets while held" % (f, bid),
+                ok, "%d snapshots: %s / %s; receiver: %s tokens on %s niovs"
+                % (len(win), sorted(set(map(str, got))), sorted(set(map(str, got_n))),
+                   want_t, want_n), "want the receiver's counts in every snapshot")
+        rows = [h[0] if len(h) == 1 else None for h in hs]
+        ok = bool(rows) and all(r and r["tokens"] == want_t and r["niovs"] == want_n and
+                                r.get("pid") == pid for r in rows)
+        c.check("lighttok: %s: one holder, the receiver, with its tokens and niovs" % f, ok,
+                "rows: %s" % (rows[-1] if rows else None),
+                "want pid %s, %s tokens, %s niovs" % (pid, want_t, want_n))
+    lt = [s["health"]["collect_ns"] for s in snaps["light.json"][m[0][2]:m[1][2]] if s]
+    idle = [s["health"]["collect_ns"] for s in snaps["light.json"][2:m[0][2] - 8] if s and
+            not s.get("holders")]
+    if lt and idle:
+        lt.sort()
+        idle.sort()
+        c.info("lighttok: light collector time per snapshot", "median %.2f ms with %s tokens "
+               "held (%d snapshots), %.2f ms with none (%d)"
+               % (lt[len(lt) // 2] / 1e6, want_t, len(lt), idle[len(idle) // 2] / 1e6,
+                  len(idle)))
+    src = (snaps["light.json"][m[0][2]] or {}).get("metrics", {}) \
+        .get("binding_held_by_sockets", {})
+    c.check("lighttok: light.json: held_by_sockets exact from the iterator",
+            src.get("available") and src.get("source", "").startswith("iter/tcp"), str(src))
+
+
+def scenario_lighttok(c, d):
+    snaps = {f: lines(d, f) for f in FILES}
+    bm, hm = marks(d, "bys.marks"), marks(d, "held.marks")
+    if not bm or not hm or not all(snaps.values()):
+        c.check("lighttok: scenario outputs", False, "", "marks or JSON missing (scenario.log)")
+        return
+    rx = json.loads((read(os.path.join(d, "rx.json"), "{}") or "{}").splitlines()[-1] or "{}")
+    env = dict(l.split("=", 1) for l in (read(os.path.join(d, "rx.env"), "") or "").split())
+    rcs = [l.split() for l in (read(os.path.join(d, "devmemtop.rcs"), "") or "").splitlines()]
+    c.check("lighttok: the devmemtops exited 0 (SIGINT)",
+            len(rcs) == 3 and all(r[1] == "0" for r in rcs), str(rcs), "see *.log")
+    check_bystander(c, d, snaps, bm)
+    check_held(c, d, snaps, hm, rx, int(env.get("rx_pid", "0")))
+
+
+SCENARIOS = {"lighttok": scenario_lighttok}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# lab: on-demand
+# Scenario "lighttok" (issue 25, token side): three devmemtops at once (the
+# devmem tracepoints, -m fentry: the put_cmsg_notrunc fallback, and -m
+# light: held tokens from the TCP socket iterator at snapshot time), with
+# kernel.bpf_stats_enabled=1, through
+#  1. a bystander: a plain TCP stream over loopback (busybox nc, 64 MiB, no
+#     MSG_SOCK_DEVMEM): the token programs' run counts and run time over it
+#     (bys.marks: the snapshot line numbers before and after);
+#  2. a devmem receiver that holds every token, bound (--leak --linger):
+#     light's held_tokens, held_by_sockets and holder against the full
+#     mode's and the receiver's own counts (held.marks), and light's
+#     collector time per snapshot with the tokens held.
+# assert_lighttok.py checks it.
+# usage: lighttok.sh OUTDIR
+. /lab/guest/lib.sh
+. $LAB_STATE
+D=${1:?usage: lighttok.sh OUTDIR}
+mkdir -p $D
+[ -x /lab/bin/devmemtop ] || { echo "lighttok: devmemtop not built" >&2; exit 1; }
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+
+devmemtop --json -i 250ms >$D/full.json 2>$D/full.log &
+FULL=$!
+devmemtop --json -i 250ms -m fentry >$D/fentry.json 2>$D/fentry.log &
+FEN=$!
+devmemtop --json -i 250ms -m light -vv >$D/light.json 2>$D/light.log &
+LIGHT=$!
+lab_wait_lines $D/full.json 2
+lab_wait_lines $D/fentry.json 2
+lab_wait_lines $D/light.json 2
+
+# lines FILE...: their line counts, one line
+lines() { for f in "$@"; do printf '%s ' "$(wc -l <$f)"; done; echo; }
+# next_snap: one more snapshot in each, so a mark is after what it marks
+next_snap() {
+	set -- $(lines $D/full.json $D/fentry.json $D/light.json)
+	lab_wait_lines $D/full.json $(($1 + 1))
+	lab_wait_lines $D/fentry.json $(($2 + 1))
+	lab_wait_lines $D/light.json $(($3 + 1))
+}
+
+# 1. the bystander stream
+next_snap
+lines $D/full.json $D/fentry.json $D/light.json >$D/bys.marks
+busybox nc -l -p 7001 >/dev/null &
+NCL=$!
+sleep 0.3
+dd if=/dev/zero bs=64k count=1024 2>/dev/null | busybox nc 127.0.0.1 7001
+echo $? >$D/bys.rc
+wait $NCL
+next_snap
+lines $D/full.json $D/fentry.json $D/light.json >>$D/bys.marks
+
+# 2. every token held, bound
+devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M --expect 8M \
+	--leak --idle-timeout 10000 --linger 20000 >$D/rx.json 2>$D/rx.log &
+RX=$!
+lab_wait_listening $D/rx.log $RX
+lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 8M \
+	>$D/tx.json 2>$D/tx.log &
+TX=$!
+for i in $(seq 600); do grep -q lingering $D/rx.log 2>/dev/null && break; sleep 0.1; done
+next_snap
+lines $D/full.json $D/fentry.json $D/light.json >$D/held.marks
+sleep 2
+lines $D/full.json $D/fentry.json $D/light.json >>$D/held.marks
+echo "rx_pid=$RX" >$D/rx.env
+kill -USR1 $RX
+wait $RX
+echo $? >$D/rx.rc
+wait $TX
+echo $? >$D/tx.rc
+lab_wait_pool_gone $D/rx.json $D
+next_snap
+for p in $FULL $FEN $LIGHT; do
+	kill -INT $p
+	wait $p
+	echo "$p $?" >>$D/devmemtop.rcs
+done
+[ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ] && [ "$(cat $D/bys.rc)" = 0 ]
