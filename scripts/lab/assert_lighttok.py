@@ -15,8 +15,10 @@ scenarios/lighttok.sh):
 """
 import json
 import os
+import subprocess
+import tempfile
 
-from labcheck import read
+from labcheck import DEVMEMTOP, read
 
 FILES = ("full.json", "fentry.json", "light.json")
 TOKEN_TP = ("tok_tp_recv", "tok_tp_dontneed", "tok_tp_release", "tok_cmsg_exit")
@@ -109,6 +111,43 @@ def check_held(c, d, snaps, m, rx, pid):
             src.get("available") and src.get("source", "").startswith("iter/tcp"), str(src))
 
 
+def check_rate(c, d):
+    """The bystander stream's rate per mode against not attached: ratio of the
+    medians, the per-round spread and compare --values' verdict (INFO: TCG
+    timing is noisy; the verdict, not a threshold, decides)."""
+    rows = [l.split() for l in (read(os.path.join(d, "bys-rate.txt"), "") or "").splitlines()]
+    rate = {}
+    for r, m, t0, t1 in (x for x in rows if len(x) == 4):
+        dt = float(t1) - float(t0)
+        if dt > 0:
+            rate.setdefault(m, {})[int(r)] = 64.0 / dt	# MiB/s
+    if "off" not in rate or len(rate["off"]) < 4:
+        c.check("lighttok: bystander rate rounds", False, "", "bys-rate.txt: %d rows" % len(rows))
+        return
+    off = rate["off"]
+    for m in ("auto", "fentry", "light"):
+        if m not in rate:
+            c.check("lighttok: bystander rate (%s)" % m, False, "", "no rounds")
+            continue
+        rr = [rate[m][r] / off[r] for r in off if r in rate[m]]
+        med = sorted(rate[m].values())[len(rate[m]) // 2] / sorted(off.values())[len(off) // 2]
+        verdict = "?"
+        with tempfile.TemporaryDirectory() as t:
+            for side, vals in (("off", off), (m, rate[m])):
+                with open(os.path.join(t, side), "w") as f:
+                    f.write("\n".join("%.3f" % v for v in vals.values()) + "\n")
+            p = subprocess.run([DEVMEMTOP, "compare", "--values", "--better", "higher",
+                                "--noise", "1%", os.path.join(t, "off"), "--",
+                                os.path.join(t, m)], capture_output=True, text=True)
+            v = [l for l in p.stdout.splitlines() if l.startswith("values")]
+            verdict = " ".join(v[0].split()[1:]) if v else p.stderr.strip()
+        c.info("lighttok: bystander 64 MiB stream, %s vs not attached" % m,
+               "%.1f vs %.1f MiB/s median: %.1f %%, per round %.1f..%.1f %%; compare: %s"
+               % (sorted(rate[m].values())[len(rate[m]) // 2],
+                  sorted(off.values())[len(off) // 2], 100 * med, 100 * min(rr),
+                  100 * max(rr), verdict))
+
+
 def scenario_lighttok(c, d):
     snaps = {f: lines(d, f) for f in FILES}
     bm, hm = marks(d, "bys.marks"), marks(d, "held.marks")
@@ -122,6 +161,7 @@ def scenario_lighttok(c, d):
             len(rcs) == 3 and all(r[1] == "0" for r in rcs), str(rcs), "see *.log")
     check_bystander(c, d, snaps, bm)
     check_held(c, d, snaps, hm, rx, int(env.get("rx_pid", "0")))
+    check_rate(c, d)
 
 
 SCENARIOS = {"lighttok": scenario_lighttok}

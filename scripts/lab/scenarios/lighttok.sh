@@ -11,7 +11,9 @@
 #  2. a devmem receiver that holds every token, bound (--leak --linger):
 #     light's held_tokens, held_by_sockets and holder against the full
 #     mode's and the receiver's own counts (held.marks), and light's
-#     collector time per snapshot with the tokens held.
+#     collector time per snapshot with the tokens held;
+#  3. the bystander's rate: a 64 MiB loopback stream, devmemtop off and in
+#     each mode, 5 rounds, rotated (bys-rate.txt).
 # assert_lighttok.py checks it.
 # usage: lighttok.sh OUTDIR
 . /lab/guest/lib.sh
@@ -78,5 +80,34 @@ for p in $FULL $FEN $LIGHT; do
 	kill -INT $p
 	wait $p
 	echo "$p $?" >>$D/devmemtop.rcs
+done
+
+# 3. the bystander's rate: the same 64 MiB loopback stream with devmemtop
+# not attached, and attached in each mode (fentry works here), the order
+# rotated every round: bys-rate.txt "round mode t0 t1" (/proc/uptime)
+up() { cut -d' ' -f1 /proc/uptime; }
+MODES="off auto fentry light"
+for r in 1 2 3 4 5; do
+	k=0
+	for m in $MODES $MODES; do
+		k=$((k + 1))
+		[ $k -gt $(((r - 1) % 4)) ] && [ $k -le $(((r - 1) % 4 + 4)) ] || continue
+		p=
+		if [ $m != off ]; then
+			devmemtop --json -i 1s -m $m >$D/rate-$m.json 2>>$D/rate-$m.log &
+			p=$!
+			: >$D/rate-$m.json
+			lab_wait_lines $D/rate-$m.json 1
+		fi
+		busybox nc -l -p 7002 >/dev/null &
+		l=$!
+		sleep 0.2
+		t0=$(up)
+		dd if=/dev/zero bs=64k count=1024 2>/dev/null | busybox nc 127.0.0.1 7002
+		wait $l
+		t1=$(up)
+		echo "$r $m $t0 $t1" >>$D/bys-rate.txt
+		[ -z "$p" ] || { kill -INT $p; wait $p; }
+	done
 done
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ] && [ "$(cat $D/bys.rc)" = 0 ]
