@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collector_int.h"
+#include "util.h"
 #include "tokiter.h"
 #include "tokiter.skel.h"
 
@@ -175,6 +176,33 @@ out:
 	free(inos);
 }
 
+/* the iterator program's run time so far (kernel.bpf_stats_enabled), 0 without */
+static uint64_t ti_prog_ns(const struct tokiter_state *t)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(t->skel->progs.tok_iter), &info, &len))
+		return 0;
+	return info.run_time_ns;
+}
+
+/* -vv, once per snapshot (not kept in the probe log, which must not grow) */
+static void ti_trace(struct collector *c, size_t ns, size_t nr, uint64_t t0, uint64_t t1,
+		     uint64_t t2, uint64_t bpf_ns)
+{
+	char why[96];
+	const char *w = tok_iter__why(c->ti->flags, why, sizeof(why));
+
+	if (!c->opts.log || c->opts.verbosity < 2)
+		return;
+	c->opts.log(2, "tokens: iter/tcp: %llu TCP sockets, %zu holding %zu tokens; read %llu us "
+		    "(its BPF %llu us), count %llu us%s%s\n",
+		    (unsigned long long)c->ti->skel->bss->iter_visited, ns, nr,
+		    (unsigned long long)((t1 - t0) / 1000), (unsigned long long)(bpf_ns / 1000),
+		    (unsigned long long)((t2 - t1) / 1000), w ? "; incomplete: " : "", w ? w : "");
+}
+
 /* This snapshot's held tokens into c->tok_agg. */
 int tokiter_aggregate(struct collector *c, uint64_t now_ns)
 {
@@ -182,12 +210,14 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns)
 	struct dmt_tok_entry *toks = NULL;
 	struct dmt_holder *hs = NULL;
 	size_t ns = 0, n = 0, nh = 0, nr;
-	char why[96];
+	uint64_t t0 = now_mono_ns(), t1, bpf0 = ti_prog_ns(t), bpf1;
 	int err;
 
 	err = ti_run(t, &ns);
 	if (err)
 		return err;
+	t1 = now_mono_ns();
+	bpf1 = ti_prog_ns(t);
 	nr = t->skel->bss->iter_recs;
 	t->flags = t->skel->bss->iter_flags;
 	if (nr > DMT_ITER_MAX_RECS || ns != t->skel->bss->iter_socks)
@@ -200,8 +230,7 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns)
 		toks[i].val.ts_ns = now_ns;
 	ti_pids(t, hs, nh);
 	err = tokens__aggregate(toks, n, hs, nh, now_ns, &c->tok_agg);
-	if (tok_iter__why(t->flags, why, sizeof(why)))
-		coll_log(c, 2, "tokens: iterator incomplete: %s", why);
+	ti_trace(c, ns, nr, t0, t1, now_mono_ns(), bpf1 - bpf0);
 	free(toks);
 	free(hs);
 	return err;

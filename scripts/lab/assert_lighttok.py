@@ -15,6 +15,7 @@ scenarios/lighttok.sh):
 """
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -59,6 +60,11 @@ def check_bystander(c, d, snaps, m):
         per = {n: "%d runs, %.0f ns/run" % (ran[n], ns[n] / ran[n]) for n in
                ("tok_recvmsg_entry", "tok_recvmsg_exit", "tok_destroy") if ran.get(n)}
         c.info("%s (%s): the early returns" % (name, f), str(per or "no tcp_recvmsg program"))
+        if "tok_recvmsg_exit" in pb:
+            # 32 MiB in reads of at most 64 KiB: a real stream, not a handful of calls
+            c.check("%s (%s): the stream was read in >= 512 tcp_recvmsg calls" % (name, f),
+                    ran["tok_recvmsg_exit"] >= 512, "%d calls" % ran["tok_recvmsg_exit"],
+                    "the bystander stream did not run")
         if f == "full.json" and "tok_tp_recv" in pb:
             c.check("%s (%s): fentry/tcp_recvmsg not loaded with the token tracepoints"
                     % (name, f), "tok_recvmsg_entry" not in pb,
@@ -105,6 +111,18 @@ def check_held(c, d, snaps, m, rx, pid):
                "held (%d snapshots), %.2f ms with none (%d)"
                % (lt[len(lt) // 2] / 1e6, want_t, len(lt), idle[len(idle) // 2] / 1e6,
                   len(idle)))
+    # -vv: the iterator's own figures per snapshot
+    it = [re.search(r"iter/tcp: (\d+) TCP sockets, (\d+) holding (\d+) tokens; read (\d+) us "
+                    r"\(its BPF (\d+) us\), count (\d+) us", l)
+          for l in (read(os.path.join(d, "light.log"), "") or "").splitlines()]
+    it = [tuple(map(int, x.groups())) for x in it if x]
+    for label, sel in (("no token held", [x for x in it if x[2] == 0]),
+                       ("%s tokens held" % want_t, [x for x in it if x[2] == want_t])):
+        if sel:
+            med = [sorted(col)[len(col) // 2] for col in zip(*sel)]
+            c.info("lighttok: light iterator per snapshot, %s" % label,
+                   "median of %d: %d TCP sockets, read %d us (its BPF %d us), count %d us"
+                   % (len(sel), med[0], med[3], med[4], med[5]))
     src = (snaps["light.json"][m[0][2]] or {}).get("metrics", {}) \
         .get("binding_held_by_sockets", {})
     c.check("lighttok: light.json: held_by_sockets exact from the iterator",
@@ -141,7 +159,7 @@ def check_rate(c, d):
                                 os.path.join(t, m)], capture_output=True, text=True)
             v = [l for l in p.stdout.splitlines() if l.startswith("values")]
             verdict = " ".join(v[0].split()[1:]) if v else p.stderr.strip()
-        c.info("lighttok: bystander 64 MiB stream, %s vs not attached" % m,
+        c.info("lighttok: bystander stream (2 x 32 MiB), %s vs not attached" % m,
                "%.1f vs %.1f MiB/s median: %.1f %%, per round %.1f..%.1f %%; compare: %s"
                % (sorted(rate[m].values())[len(rate[m]) // 2],
                   sorted(off.values())[len(off) // 2], 100 * med, 100 * min(rr),

@@ -5,15 +5,15 @@
 # devmem tracepoints, -m fentry: the put_cmsg_notrunc fallback, and -m
 # light: held tokens from the TCP socket iterator at snapshot time), with
 # kernel.bpf_stats_enabled=1, through
-#  1. a bystander: a plain TCP stream over loopback (busybox nc, 64 MiB, no
-#     MSG_SOCK_DEVMEM): the token programs' run counts and run time over it
+#  1. a bystander: a plain TCP stream over loopback (busybox httpd to
+#     wget, 32 MiB, no MSG_SOCK_DEVMEM): the token programs' run counts and run time over it
 #     (bys.marks: the snapshot line numbers before and after);
 #  2. a devmem receiver that holds every token, bound (--leak --linger):
 #     light's held_tokens, held_by_sockets and holder against the full
 #     mode's and the receiver's own counts (held.marks), and light's
 #     collector time per snapshot with the tokens held;
-#  3. the bystander's rate: a 64 MiB loopback stream, devmemtop off and in
-#     each mode, 5 rounds, rotated (bys-rate.txt).
+#  3. the bystander's rate: two 32 MiB fetches, devmemtop off and in each
+#     mode, 5 rounds, rotated (bys-rate.txt).
 # assert_lighttok.py checks it.
 # usage: lighttok.sh OUTDIR
 . /lab/guest/lib.sh
@@ -43,15 +43,22 @@ next_snap() {
 	lab_wait_lines $D/light.json $(($3 + 1))
 }
 
+# The bystander: busybox httpd sends a 32 MiB file over loopback, busybox
+# wget reads it with plain read()s (one tcp_recvmsg each, no
+# MSG_SOCK_DEVMEM). (busybox nc is no good: its client quits at the end of
+# its stdin before the data are sent.)
+WWW=/tmp/lighttok-www
+mkdir -p $WWW
+dd if=/dev/zero of=$WWW/blob bs=1048576 count=32 2>/dev/null
+busybox httpd -f -p 127.0.0.1:7001 -h $WWW &
+HTTPD=$!
+fetch() { busybox wget -q -O /dev/null http://127.0.0.1:7001/blob; }
+
 # 1. the bystander stream
 next_snap
 lines $D/full.json $D/fentry.json $D/light.json >$D/bys.marks
-busybox nc -l -p 7001 >/dev/null &
-NCL=$!
-sleep 0.3
-dd if=/dev/zero bs=64k count=1024 2>/dev/null | busybox nc 127.0.0.1 7001
+fetch
 echo $? >$D/bys.rc
-wait $NCL
 next_snap
 lines $D/full.json $D/fentry.json $D/light.json >>$D/bys.marks
 
@@ -82,7 +89,7 @@ for p in $FULL $FEN $LIGHT; do
 	echo "$p $?" >>$D/devmemtop.rcs
 done
 
-# 3. the bystander's rate: the same 64 MiB loopback stream with devmemtop
+# 3. the bystander's rate: two fetches of the same 32 MiB with devmemtop
 # not attached, and attached in each mode (fentry works here), the order
 # rotated every round: bys-rate.txt "round mode t0 t1" (/proc/uptime)
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -99,15 +106,15 @@ for r in 1 2 3 4 5; do
 			: >$D/rate-$m.json
 			lab_wait_lines $D/rate-$m.json 1
 		fi
-		busybox nc -l -p 7002 >/dev/null &
-		l=$!
-		sleep 0.2
 		t0=$(up)
-		dd if=/dev/zero bs=64k count=1024 2>/dev/null | busybox nc 127.0.0.1 7002
-		wait $l
+		fetch || echo "lighttok: fetch failed ($m, round $r)" >&2
+		fetch
 		t1=$(up)
 		echo "$r $m $t0 $t1" >>$D/bys-rate.txt
 		[ -z "$p" ] || { kill -INT $p; wait $p; }
 	done
 done
+kill $HTTPD
+wait $HTTPD
+rm -rf $WWW
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ] && [ "$(cat $D/bys.rc)" = 0 ]
