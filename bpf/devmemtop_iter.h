@@ -20,6 +20,7 @@ enum dmt_iter_flags {
 	DMT_ITER_LAYOUT		= 1 << 4,	/* net_iov owner layout not known here */
 	DMT_ITER_PAGE		= 1 << 5,	/* an entry was a page, not a net_iov */
 	DMT_ITER_DEEP		= 1 << 6,	/* deeper than DMT_ITER_DEPTH */
+	DMT_ITER_MANUAL		= 1 << 7,	/* a socket reads without autorelease */
 };
 
 /* One socket with a non-empty sk_user_frags, written to the iterator's seq_file. */

@@ -113,6 +113,15 @@ struct net_iov_area {
 	unsigned long base_virtual;
 };
 
+/*
+ * The SO_DEVMEM_AUTORELEASE series (our lab's autorelease kernel; upstream
+ * after 6.12): a socket with autorelease off holds its tokens as user
+ * references on the net_iovs of sk_devmem_binding, not as xarray entries.
+ */
+struct sock___autorel {
+	void *sk_devmem_binding;
+};
+
 struct dmabuf_genpool_chunk_owner___area {
 	struct net_iov_area area;
 	struct net_devmem_dmabuf_binding *binding;
@@ -313,8 +322,13 @@ int tok_iter(struct bpf_iter__tcp *ctx)
 	if (!sk)
 		return 0;	/* request or time-wait socket: no tokens */
 	head = (__u64)BPF_CORE_READ(sk, sk_user_frags.xa_head);
-	if (!head)
+	if (!head) {
+		/* tokens without autorelease are not in the xarray: not countable here */
+		if (bpf_core_field_exists(struct sock___autorel, sk_devmem_binding) &&
+		    BPF_CORE_READ((const struct sock___autorel *)sk, sk_devmem_binding))
+			iter_flags |= DMT_ITER_MANUAL;
 		return 0;	/* holds no token: the common case, one read */
+	}
 	if (iter_socks >= DMT_ITER_MAX_SOCKS) {
 		iter_flags |= DMT_ITER_TRUNC_SOCKS;
 		return 0;

@@ -82,8 +82,9 @@ const char *dmt_held_why_text(uint32_t why)
 		[DMT_HELD_NO_SOCKET] = "fallback: a token cmsg was written outside tcp_recvmsg",
 		[DMT_HELD_DONTNEED_MISMATCH] = "fallback: a DONTNEED freed other tokens than "
 					       "the ranges named",
-		[DMT_HELD_ITER_INCOMPLETE] = "snapshot-time token walk incomplete: a bound was "
-					     "hit or a read failed (-vv says which)",
+		[DMT_HELD_ITER_INCOMPLETE] = "snapshot-time token walk incomplete: a bound, a "
+					     "failed read or tokens outside the xarrays (-vv says "
+					     "which)",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";

@@ -71,6 +71,8 @@ const char *tok_iter__why(uint32_t flags, char *buf, size_t len)
 		{ DMT_ITER_TRUNC_STEPS, "a socket's xarray walk hit its 1048576-slot bound" },
 		{ DMT_ITER_DEEP, "a token xarray deeper than 8 levels" },
 		{ DMT_ITER_PAGE, "a socket holds a page, not a net_iov, under a token" },
+		{ DMT_ITER_MANUAL, "a socket reads with SO_DEVMEM_AUTORELEASE off: its tokens "
+				   "are not in its xarray" },
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)

@@ -99,6 +99,8 @@ static void test_why(void **state)
 	assert_non_null(strstr(buf, "4096 sockets"));
 	assert_non_null(tok_iter__why(DMT_ITER_LAYOUT, buf, sizeof(buf)));
 	assert_non_null(strstr(buf, "layout"));
+	assert_non_null(tok_iter__why(DMT_ITER_MANUAL, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "AUTORELEASE off"));
 }
 
 static void mk(const char *path, const char *text)
