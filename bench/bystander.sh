@@ -14,7 +14,10 @@
 # Goal: >= 99 % of the unattached rate in every mode.
 #
 # usage: bench/bystander.sh [ROUNDS] [SECONDS]   (root; default 5 rounds of 5 s)
-# BYST_MODES   modes to attach (default "auto light"; -m values of devmemtop)
+# BYST_MODES   modes to attach (default "auto light"; -m values of devmemtop,
+#              and "sham": a sleeping process pinned where devmemtop runs,
+#              attached to nothing: the control for what is not BPF)
+# BYST_SETTLE  seconds between attaching (or detaching) and measuring (3)
 # BYST_SIZE    request/response message size (default 64 bytes)
 # BYST_XDP=0   no XDP_PASS on the receiver: veth runs no page pool, so only
 #              the token side (tcp_recvmsg, tcp_destroy_sock) can cost anything;
@@ -25,6 +28,7 @@ ROUNDS=${1:-5}
 SECS=${2:-5}
 MODES=(${BYST_MODES:-auto light})
 SIZE=${BYST_SIZE:-64}
+SETTLE=${BYST_SETTLE:-3}
 OUT=${BYST_OUT:-$TOP/build/bench/bystander-runs}
 BYST=$TOP/build/bench/bystander
 need_root
@@ -71,7 +75,13 @@ rm -f "$OUT"/*.values "$OUT/rows"
 # one round of one mode: attach (unless off), both workloads, detach
 run_one() {
 	local mode=$1 dmt= a0= n0= a1= n1= rr st
-	if [ "$mode" != off ]; then
+	if [ "$mode" = sham ]; then
+		# a process where devmemtop would be, attached to nothing
+		"${pin_dmt[@]}" sleep 3600 &
+		dmt=$!
+		_TB_PIDS+=($dmt)
+		a0=0 n0=0
+	elif [ "$mode" != off ]; then
 		: >"$TMPD/dmt.json"
 		"${pin_dmt[@]}" "$DMT" --json -i 1s -m "$mode" >"$TMPD/dmt.json" 2>"$TMPD/dmt.err" &
 		dmt=$!
@@ -85,6 +95,9 @@ run_one() {
 		done
 		read -r a0 n0 < <(bpf_ns $dmt)
 	fi
+	# what attaching or the last detach left running (RCU callbacks, freeing) settles first
+	sleep "$SETTLE"
+	[ -z "$dmt" ] || read -r a0 n0 < <(bpf_ns $dmt)
 	rr=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" rr $ADDR_RX $PORT "$SECS" "$SIZE") ||
 		fail "rr: $(cat "$TMPD/srv.err")"
 	[ -n "$dmt" ] && read -r a1 n1 < <(bpf_ns $dmt)
@@ -93,6 +106,7 @@ run_one() {
 	if [ -n "$dmt" ]; then
 		read -r a2 n2 < <(bpf_ns $dmt)
 		kill -INT $dmt; wait $dmt 2>/dev/null
+		[ "$mode" != sham ] || a0=0 n0=0 a1=0 n1=0 a2=0 n2=0
 	else
 		a0=0 n0=0 a1=0 n1=0 a2=0 n2=0
 	fi
