@@ -214,17 +214,21 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns)
 	int err;
 
 	err = ti_run(t, &ns);
-	if (err)
-		return err;
 	t1 = now_mono_ns();
 	bpf1 = ti_prog_ns(t);
 	nr = t->skel->bss->iter_recs;
 	t->flags = t->skel->bss->iter_flags;
-	if (nr > DMT_ITER_MAX_RECS || ns != t->skel->bss->iter_socks)
-		return -EIO;	/* a concurrent read of our own iterator: cannot happen */
-	err = tok_iter__entries(t->socks, ns, t->recs, nr, &toks, &n, &hs, &nh);
-	if (err)
-		return err;
+	/* a failed read makes this snapshot's held figures null, not the snapshot fail */
+	if (!err && (nr > DMT_ITER_MAX_RECS || ns != t->skel->bss->iter_socks))
+		err = -EIO;
+	if (!err)
+		err = tok_iter__entries(t->socks, ns, t->recs, nr, &toks, &n, &hs, &nh);
+	if (err) {
+		t->flags |= DMT_ITER_FAULT;
+		if (c->opts.log && c->opts.verbosity >= 1)
+			c->opts.log(1, "tokens: iter/tcp read failed: %s\n", strerror(-err));
+		return err == -ENOMEM ? err : 0;
+	}
 	/* the kernel keeps no hand-out time: ages are not known in light mode */
 	for (size_t i = 0; i < n; i++)
 		toks[i].val.ts_ns = now_ns;
