@@ -105,7 +105,8 @@ run_one() {
 		fail "stream: $(cat "$TMPD/srv.err")"
 	if [ -n "$dmt" ]; then
 		read -r a2 n2 < <(bpf_ns $dmt)
-		kill -INT $dmt; wait $dmt 2>/dev/null
+		# sham: a background job ignores SIGINT
+		kill -"$([ "$mode" = sham ] && echo TERM || echo INT)" $dmt; wait $dmt 2>/dev/null
 		[ "$mode" != sham ] || a0=0 n0=0 a1=0 n1=0 a2=0 n2=0
 	else
 		a0=0 n0=0 a1=0 n1=0 a2=0 n2=0
