@@ -19,7 +19,10 @@
  * Light mode keeps no program that runs once per page, niov or token:
  * pp_hold/pp_release only inside its sampling windows, the per-niov
  * release hooks and every frag token hook off (held_by_sockets is exact or
- * nothing). The token hooks also run once per TCP recvmsg of every socket.
+ * nothing: light mode reads held tokens at snapshot time with its own
+ * iterator, collector_tokiter.c). The recvmsg token hooks run once per TCP
+ * recvmsg of every socket, but return on the flags test unless the call
+ * asked for devmem (MSG_SOCK_DEVMEM).
  */
 const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT] = {
 	[DMT_H_PP_HOLD] = { .name = "pp_hold", .kind = DMT_HK_TP_BTF,
