@@ -77,7 +77,7 @@ TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 .PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest kseries-build \
 	asan asan-unit-tests golden-update \
 	test-assets bench-assets \
-	bench fuzz deps deb
+	bench bench-bystander fuzz deps deb
 
 all: check-libs $(OUTPUT)/devmemtop
 
@@ -169,6 +169,10 @@ bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach \
 # Per-event overhead of the hot-path programs (docs/light-mode.md, Overhead).
 bench: all bench-assets
 	$(Q)bench/overhead.sh
+
+# What devmemtop costs TCP traffic that is not devmem (docs/tokens.md, Bystander cost)
+bench-bystander: all bench-assets
+	$(Q)bench/bystander.sh
 
 # the lab's verdict logic, tested on the host (Python, no VM)
 LAB_PY_TESTS := tests/lab/test_labcheck.py

@@ -13,7 +13,8 @@
 # `devmemtop compare --values`' verdict at a 1 % noise threshold.
 # Goal: >= 99 % of the unattached rate in every mode.
 #
-# usage: bench/bystander.sh [ROUNDS] [SECONDS]   (root; default 5 rounds of 5 s)
+# usage: bench/bystander.sh [ROUNDS] [SECONDS]   (root; default 5 rounds of 5 s;
+#        make bench-bystander)
 # BYST_MODES   modes to attach (default "auto light"; -m values of devmemtop,
 #              and "sham": a sleeping process pinned where devmemtop runs,
 #              attached to nothing: the control for what is not BPF)
