@@ -13,8 +13,9 @@ devmemtop ran in the root cgroup. Checked:
     put_cmsg_notrunc fallback): the receiver is a holder, and every holder
     row names its pid, the cgroup's id (the directory's inode), its path,
     the pod uid, the container id and runtime containerd;
-  * -m light: holders null, binding_held_by_sockets unavailable with its
-    reason (no token hooks there);
+  * -m light: holders from the TCP socket iterator (issue 25) with the
+    receiver's pid and the pod's cgroup id; on a devmemtop without it,
+    holders null and binding_held_by_sockets unavailable with its reason;
   * the exporters (one as uid 65534 after its privilege drop, one with
     --keep-privileges), scraped while every token was held: the
     receiver's holder series carry pod_uid and container_id;
@@ -166,7 +167,7 @@ def scenario_pods(c, d):
                     ("devmemtop-fentry.json", "-m fentry, put_cmsg_notrunc fallback")):
         snaps = jsonl(read(os.path.join(d, f)))
         holder_rows(c, "pods: --json holders (%s)" % name, snaps, env)
-    check_light(c, d, "pods: -m light: holders unavailable, with the reason")
+    check_light(c, d, "pods: -m light: holders unavailable, with the reason (no iterator)")
     check_export(c, d, env, "export.prom", "as uid 65534 after its drop")
     check_export(c, d, env, "export-root.prom", "--keep-privileges")
     check_top(c, d, env)
