@@ -106,6 +106,7 @@ for r in 1 2 3 4 5; do
 			: >$D/rate-$m.json
 			lab_wait_lines $D/rate-$m.json 1
 		fi
+		sleep 3	# an attach's or the last detach's aftermath settles (bench/bystander.sh)
 		t0=$(up)
 		fetch || echo "lighttok: fetch failed ($m, round $r)" >&2
 		fetch
