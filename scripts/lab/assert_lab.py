@@ -159,6 +159,8 @@ import assert_race  # noqa: E402
 SCENARIOS.update(assert_race.SCENARIOS)
 import assert_netcons  # noqa: E402  issue 22, D2 (on demand, lockdep kernel)
 SCENARIOS.update(assert_netcons.SCENARIOS)
+import assert_autorelease  # noqa: E402  issue 21 (on demand, patched kernel)
+SCENARIOS.update(assert_autorelease.SCENARIOS)
 
 
 TAINT_TEST = 1 << 18     # 'N': a KUnit suite ran

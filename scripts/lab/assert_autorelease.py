@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side checks of scenarios/autorelease.sh (issue 21, kernel-patches
+0012: SO_DEVMEM_AUTORELEASE), called by assert_lab.py through its
+SCENARIOS table. Everything is read from the devmem tracepoints the guest
+recorded per run (events.txt) and the traffic tool's JSON:
+
+  per binding  received - returned - released - drained == held: 0 at the
+               end of every run, the tool's leaked tokens at the unbind of
+               a leaking receiver without autorelease (drained there, on as
+               many net_iovs as the tool held), 0 at unbind with
+               autorelease (released at close);
+  modes        every frag in the socket's mode; without autorelease the
+               token is the net_iov's index and 0009's xarray events stay
+               silent; the per-net_iov count every event carries equals
+               the count replayed from the events before it;
+  teardown     the drain event at every unbind, the binding freed with 0
+               outstanding;
+  measurement  xarray calls per token by the receiving thread: 0 without
+               autorelease, about 3 with (a count, robust under TCG);
+               receiver CPU per GiB reported, not asserted (TCG).
+The kernel without the option (baseline) SKIPs with the tool's reason.
+No WARN on the console is checked by assert_lab.py for the whole boot.
+
+Run by hand: scripts/lab/assert_lab.py --dir OUT/patched --kernel patched
+--scenarios autorelease
+"""
+import json
+import os
+import re
+import statistics
+
+from labcheck import read, read_int, read_json
+
+EV = re.compile(r"\s(devmem_[a-z_]+): (.*)$")
+KV = re.compile(r"(\w+)=(\S+)")
+
+# label: (autorelease, kind); kind: ret, hold, leak (socket closed, then
+# unbind) or leak-unbind (unbind while the socket is open)
+RUNS = {
+    "on-ret": (True, "ret"), "off-ret": (False, "ret"),
+    "on-hold": (True, "hold"), "off-hold": (False, "hold"),
+    "on-ret-16k": (True, "ret"), "off-ret-16k": (False, "ret"),
+    "on-leak": (True, "leak"), "off-leak": (False, "leak"),
+    "off-leak-unbind": (False, "leak-unbind"),
+}
+
+
+def parse_events(path):
+    """[(event, {key: value})] in trace order, values as strings."""
+    txt = read(path)
+    if txt is None:
+        return None
+    out = []
+    for line in txt.splitlines():
+        m = EV.search(line)
+        if m:
+            out.append((m.group(1), dict(KV.findall(m.group(2)))))
+    return out
+
+
+def count_run(evs, bid):
+    """The identity terms of binding @bid, the held count at its unbind and
+    what the events say about modes, tokens and per-net_iov counts."""
+    r = {"recv": 0, "recv_on": 0, "recv_off": 0, "xa_recv": 0, "returned": 0,
+         "dontneed_freed": 0, "released": 0, "drained": 0, "drain_niovs": 0,
+         "drain_events": [], "held_at_unbind": None, "unbind": None, "free": None,
+         "uref_bad": 0, "uref_checked": 0, "token_bad": 0, "shift": None,
+         "uref_nonzero_on": 0}
+    count = {}
+    for ev, kv in evs:
+        if ev == "devmem_dontneed":
+            r["dontneed_freed"] += int(kv.get("nr_freed", 0))
+            continue
+        if kv.get("id") != str(bid):
+            continue
+        if ev == "devmem_binding_create":
+            r["shift"] = int(kv["niov_size"]).bit_length() - 1
+        elif ev == "devmem_frag_recv":
+            r["recv"] += 1
+            tok, uref = int(kv["token"]), int(kv["uref"])
+            if kv["autorelease"] == "1":
+                r["recv_on"] += 1
+                r["uref_nonzero_on"] += uref != 0
+                continue
+            r["recv_off"] += 1
+            if r["shift"] is not None and tok != int(kv["frag_offset"]) >> r["shift"]:
+                r["token_bad"] += 1
+            count[tok] = count.get(tok, 0) + 1
+            r["uref_checked"] += 1
+            r["uref_bad"] += uref != count[tok]
+        elif ev == "devmem_token_recv":
+            r["xa_recv"] += 1
+        elif ev == "devmem_token_dontneed":
+            r["returned"] += 1
+        elif ev == "devmem_uref_dontneed":
+            r["returned"] += 1
+            tok = int(kv["token"])
+            count[tok] = count.get(tok, 0) - 1
+            r["uref_checked"] += 1
+            r["uref_bad"] += int(kv["uref"]) != count[tok] or count[tok] < 0
+        elif ev == "devmem_token_release":
+            r["released"] += 1
+        elif ev == "devmem_uref_drain":
+            tok, n = int(kv["token"]), int(kv["urefs"])
+            r["drained"] += n
+            r["drain_niovs"] += 1
+            r["uref_checked"] += 1
+            r["uref_bad"] += n != count.get(tok, 0)
+            count[tok] = 0
+        elif ev == "devmem_binding_drain":
+            r["drain_events"].append((kv["reason"], int(kv["niovs"]), int(kv["urefs"])))
+        elif ev == "devmem_binding_unbind":
+            r["unbind"] = kv
+            r["held_at_unbind"] = r["recv"] - r["returned"] - r["released"]
+        elif ev == "devmem_binding_free":
+            r["free"] = kv
+    r["held_end"] = r["recv"] - r["returned"] - r["released"] - r["drained"]
+    r["count_left"] = sum(v for v in count.values() if v)
+    return r
+
+
+def check_run(c, d, label, on, kind):
+    rd = os.path.join(d, label)
+    rx = read_json(os.path.join(rd, "rx.json"))
+    tx = read_json(os.path.join(rd, "tx.json"))
+    name = "autorelease %s:" % label
+    if not c.check(name + " traffic ran (receiver and sender exit 0, payload exact)",
+                   rx is not None and tx is not None and read_int(os.path.join(rd, "rx.rc")) == 0
+                   and read_int(os.path.join(rd, "tx.rc")) == 0 and rx.get("mismatches") == 0
+                   and rx.get("frags", 0) > 0,
+                   "rx %s bytes, %s mismatches" % (rx and rx.get("bytes"), rx and rx.get("mismatches")),
+                   "see %s/rx.log, tx.log" % rd):
+        return None
+    c.check(name + " the socket is in the mode asked for (getsockopt)",
+            rx.get("autorelease") is on, "autorelease=%s" % rx.get("autorelease"))
+    lost = read_int(os.path.join(rd, "lost"))
+    c.check(name + " trace buffer complete", lost == 0, "overrun=%s" % lost)
+    evs = parse_events(os.path.join(rd, "events.txt"))
+    if not c.check(name + " devmem events recorded", bool(evs)):
+        return None
+    bid = rx["binding_id"]
+    r = count_run(evs, bid)
+    leaked = rx.get("tokens_leaked", 0)
+    fig = ("binding %d: received %d, returned %d, released %d, drained %d (%d niovs), held %d at "
+           "the end, %s at unbind; tool: received %d, returned %d, leaked %d on %d niovs"
+           % (bid, r["recv"], r["returned"], r["released"], r["drained"], r["drain_niovs"],
+              r["held_end"], r["held_at_unbind"], rx["tokens_received"], rx["tokens_returned"],
+              leaked, rx.get("pages_held", 0)))
+    c.check(name + " every frag the tool got has its event, in the socket's mode",
+            r["recv"] == rx["tokens_received"] and
+            (r["recv_on"] if on else r["recv_off"]) == r["recv"], fig)
+    if on:
+        c.check(name + " autorelease: 0009's xarray token events for every frag, uref 0",
+                r["xa_recv"] == r["recv"] and r["uref_nonzero_on"] == 0 and r["drained"] == 0,
+                "%d devmem_token_recv, %d frags with uref != 0, %d drained"
+                % (r["xa_recv"], r["uref_nonzero_on"], r["drained"]))
+    else:
+        c.check(name + " no autorelease: token == net_iov index, no xarray token event",
+                r["token_bad"] == 0 and rx.get("token_not_niov") == 0 and r["xa_recv"] == 0
+                and r["shift"] is not None,
+                "%d tokens != frag_offset >> %s (tool: %s), %d devmem_token_recv"
+                % (r["token_bad"], r["shift"], rx.get("token_not_niov"), r["xa_recv"]))
+        c.check(name + " every per-net_iov count an event carries == the replayed count",
+                r["uref_checked"] > 0 and r["uref_bad"] == 0,
+                "%d of %d differ" % (r["uref_bad"], r["uref_checked"]))
+    c.check(name + " returns: events == the tool's == devmem_dontneed's nr_freed",
+            r["returned"] == rx["tokens_returned"] == r["dontneed_freed"],
+            "%d events, tool %d, nr_freed %d" % (r["returned"], rx["tokens_returned"],
+                                                 r["dontneed_freed"]))
+    c.check(name + " received - returned - released - drained == held == 0 at the end",
+            r["held_end"] == 0 and r["count_left"] == 0, fig)
+    if kind in ("ret", "hold"):
+        want_unbind, want_rel, want_drain = 0, 0, 0
+    elif on:
+        want_unbind, want_rel, want_drain = 0, leaked, 0
+    else:
+        want_unbind, want_rel, want_drain = leaked, 0, leaked
+    c.check(name + " held at unbind, released at close, drained: as the mode says",
+            r["held_at_unbind"] == want_unbind and r["released"] == want_rel and
+            r["drained"] == want_drain and (kind in ("ret", "hold") or leaked > 0),
+            fig + "; want %d at unbind, %d released, %d drained" % (want_unbind, want_rel,
+                                                                     want_drain))
+    if kind.startswith("leak") and not on:
+        c.check(name + " the drain at unbind took as many net_iovs as the tool held",
+                r["drain_niovs"] == rx.get("pages_held"), fig)
+    dr = r["drain_events"]
+    unb = [x for x in dr if x[0] == "unbind"]
+    c.check(name + " one drain event at unbind, its totals == the per-net_iov drain events",
+            len(unb) == 1 and sum(x[1] for x in dr) == r["drain_niovs"] and
+            sum(x[2] for x in dr) == r["drained"], "devmem_binding_drain: %s" % dr)
+    f = r["free"]
+    c.check(name + " binding freed with 0 outstanding",
+            f is not None and f.get("outstanding") == "0",
+            "devmem_binding_free: %s" % f)
+    return r
+
+
+def measurement(c, d):
+    txt = read(os.path.join(d, "ar-results.txt"))
+    if not txt:
+        c.check("autorelease measurement: results", False, "no ar-results.txt")
+        return
+    rows = []
+    for line in txt.splitlines():
+        if line.startswith("AR_RESULT "):
+            rows.append(dict(KV.findall(line)))
+    per = {"on": [], "off": []}
+    for r in rows:
+        if r.get("rx_rc") != "0" or r.get("tokens") in (None, "none", "0"):
+            c.check("autorelease %s ran" % r.get("label"), False, "rx_rc=%s" % r.get("rx_rc"))
+            continue
+        per[r["mode"]].append(r)
+    summary = {}
+    for mode, rs in per.items():
+        if not rs:
+            continue
+        tok = [int(r["tokens"]) for r in rs]
+        gib = [int(r["bytes"]) / 2**30 for r in rs]
+        sysg = [float(r["sys_seconds"]) / g for r, g in zip(rs, gib)]
+        xa = [int(r["xa_calls"]) / t for r, t in zip(rs, tok) if r["xa_calls"] != "none"]
+        summary[mode] = {
+            "runs": len(rs), "tokens_median": statistics.median(tok),
+            "sys_s_per_gib_median": round(statistics.median(sysg), 3),
+            "sys_s_per_gib_min": round(min(sysg), 3), "sys_s_per_gib_max": round(max(sysg), 3),
+            "xa_calls_per_token": [round(x, 3) for x in xa],
+            "xa_lost": sorted(set(r.get("xa_lost") for r in rs)),
+        }
+    with open(os.path.join(d, "autorelease-measure.json"), "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+    for mode in ("off", "on"):
+        s = summary.get(mode)
+        if not s:
+            c.check("autorelease measurement: %s runs" % mode, False, "none ran")
+            continue
+        c.info("autorelease measurement %s" % mode,
+               "%d runs, receiver sys s per GiB median %.3f (%.3f-%.3f), xarray calls per "
+               "token %s (TCG: direction only)" % (s["runs"], s["sys_s_per_gib_median"],
+                                                   s["sys_s_per_gib_min"], s["sys_s_per_gib_max"],
+                                                   s["xa_calls_per_token"]))
+    if "on" in summary and "off" in summary:
+        on, off = summary["on"], summary["off"]
+        if not on["xa_calls_per_token"] or on["xa_lost"] != ["0"] or off["xa_lost"] != ["0"]:
+            c.skip("autorelease measurement: xarray calls per token",
+                   "function tracer counts unavailable or incomplete (lost %s / %s)"
+                   % (on["xa_lost"], off["xa_lost"]))
+        else:
+            c.check("autorelease measurement: xarray calls per token, off == 0 and on >= 2",
+                    all(x == 0 for x in off["xa_calls_per_token"]) and
+                    all(x >= 2 for x in on["xa_calls_per_token"]),
+                    "off %s, on %s" % (off["xa_calls_per_token"], on["xa_calls_per_token"]))
+
+
+def scenario_autorelease(c, d):
+    skip = read(os.path.join(d, "skip.txt"))
+    if skip is not None:
+        if c.kernel == "patched":
+            c.check("autorelease: the patched kernel has SO_DEVMEM_AUTORELEASE", False,
+                    skip.strip())
+        else:
+            c.skip("autorelease", skip.strip() or "kernel without SO_DEVMEM_AUTORELEASE")
+        return
+    for label, (on, kind) in RUNS.items():
+        if not c.check("autorelease %s ran" % label, os.path.isdir(os.path.join(d, label))):
+            continue
+        check_run(c, d, label, on, kind)
+    kunit = read(os.path.join(d, "..", "kunit.txt"))
+    c.check("autorelease: KUnit suite net_devmem_uref ran at boot",
+            kunit is not None and "net_devmem_uref" in kunit,
+            hint="no net_devmem_uref in %s/../kunit.txt" % d)
+    measurement(c, d)
+
+
+SCENARIOS = {"autorelease": scenario_autorelease}
