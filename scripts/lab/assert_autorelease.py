@@ -29,8 +29,9 @@ import json
 import os
 import re
 import statistics
+import subprocess
 
-from labcheck import read, read_int, read_json
+from labcheck import DEVMEMTOP, read, read_int, read_json
 
 EV = re.compile(r"\s(devmem_[a-z_]+): (.*)$")
 KV = re.compile(r"(\w+)=(\S+)")
@@ -196,6 +197,64 @@ def check_run(c, d, label, on, kind):
     return r
 
 
+def devmemtop_snapshots(d):
+    """The scenario's recording as JSON snapshots, or (None, why)."""
+    rec = os.path.join(d, "devmemtop.dmtrec")
+    if not os.access(DEVMEMTOP, os.X_OK):
+        return None, "%s not built" % DEVMEMTOP
+    if not os.path.exists(rec):
+        return None, "no %s (see devmemtop-record.log)" % rec
+    p = subprocess.run([DEVMEMTOP, "report", "--json", rec], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        return None, "devmemtop report: " + p.stderr.strip()[:200]
+    out = []
+    for line in p.stdout.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out, ""
+
+
+def check_devmemtop(c, d, label, on, kind, snaps):
+    """devmemtop's token figures for the run's binding == the tool's."""
+    rd = os.path.join(d, label)
+    rx = read_json(os.path.join(rd, "rx.json"))
+    if not rx or "binding_id" not in rx:
+        return
+    bid = rx["binding_id"]
+    mine = [b for s in snaps for b in s.get("bindings", []) if b.get("id") == bid]
+    name = "autorelease %s: devmemtop" % label
+    if not c.check(name + " saw the binding", bool(mine)):
+        return
+    last = mine[-1]
+    leaked = rx.get("tokens_leaked", 0)
+    want_rel = leaked if (on and kind.startswith("leak")) else 0
+    want_drain = leaked if (not on and kind.startswith("leak")) else 0
+    held = [b.get("held_tokens") for b in mine if b.get("held_tokens") is not None]
+    held_n = [b.get("held_by_sockets") for b in mine if b.get("held_by_sockets") is not None]
+    fig = ("handed %s returned %s released %s drained %s, held at the end %s (peak %s tokens "
+           "/ %s niovs), token_mode %s; tool: received %d returned %d leaked %d on %d niovs"
+           % (last.get("tokens_handed"), last.get("tokens_returned"),
+              last.get("tokens_released"), last.get("tokens_drained"),
+              last.get("held_tokens"), max(held) if held else None,
+              max(held_n) if held_n else None, last.get("token_mode"),
+              rx["tokens_received"], rx["tokens_returned"], leaked, rx.get("pages_held", 0)))
+    c.check(name + " token figures == the tool's (handed, returned, released, drained)",
+            last.get("tokens_handed") == rx["tokens_received"] and
+            last.get("tokens_returned") == rx["tokens_returned"] and
+            last.get("tokens_released") == want_rel and
+            last.get("tokens_drained") == want_drain, fig)
+    c.check(name + " binding mode %s, nothing held at the end" % ("1 (autorelease)" if on
+                                                                   else "2 (manual)"),
+            last.get("token_mode") == (1 if on else 2) and last.get("held_tokens") == 0, fig)
+    if kind.startswith("leak"):
+        c.check(name + " held tokens / niovs at the peak == the tool's leaked / pages_held",
+                bool(held) and max(held) == leaked and max(held_n) == rx.get("pages_held"),
+                fig)
+
+
 def measurement(c, d):
     txt = read(os.path.join(d, "ar-results.txt"))
     if not txt:
@@ -264,6 +323,12 @@ def scenario_autorelease(c, d):
         if not c.check("autorelease %s ran" % label, os.path.isdir(os.path.join(d, label))):
             continue
         check_run(c, d, label, on, kind)
+    snaps, why = devmemtop_snapshots(d)
+    if snaps is None:
+        c.skip("autorelease: devmemtop's token figures", why)
+    else:
+        for label, (on, kind) in RUNS.items():
+            check_devmemtop(c, d, label, on, kind, snaps)
     kunit = read(os.path.join(d, "..", "kunit.txt"))
     c.check("autorelease: KUnit suite net_devmem_uref ran at boot",
             kunit is not None and "net_devmem_uref" in kunit,

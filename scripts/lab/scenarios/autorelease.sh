@@ -23,7 +23,8 @@
 # Measurement runs (LAB_AR_REPEAT, default 6, alternating off/on, 32 MiB,
 # --verify none, tokens returned after each recvmsg): receiver CPU and
 # xarray calls (__xa_alloc/__xa_cmpxchg/__xa_erase by the receiving
-# thread, function tracer in a second instance) per token. One line per
+# thread from tcp_*/sock_* callers, function tracer in a second instance)
+# per token. One line per
 # run: AR_RESULT label=... in OUTDIR/ar-results.txt.
 # usage: autorelease.sh OUTDIR
 . /lab/guest/lib.sh
@@ -155,7 +156,9 @@ while [ $n -lt $REPEAT ]; do
 		out=$D/$label
 		pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' $out/rx.json)
 		if [ $fn = yes ] && [ -n "$pid" ]; then
-			xa=$(awk -v p="-$pid " 'index($0, p) { for (i = 1; i <= NF; i++) if ($i ~ /^__xa_(alloc|cmpxchg|erase)/) { n++; break } } END { print n + 0 }' $out/xa.txt)
+			# the token path's calls only: callers in tcp_*/sock_* (the
+			# bind and unbind in this process use the xarray too)
+			xa=$(awk -v p="-$pid " 'index($0, p) && / __xa_(alloc|cmpxchg|erase) <-(tcp_|sock_)/ { n++ } END { print n + 0 }' $out/xa.txt)
 		else
 			xa=none
 		fi
