@@ -165,8 +165,11 @@ bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
 bench: all bench-assets
 	$(Q)bench/overhead.sh
 
+# the lab's verdict logic, tested on the host (Python, no VM)
+LAB_PY_TESTS := tests/lab/test_labcheck.py
+
 unit-tests: check-core-libs $(TEST_BINS)
-	$(Q)tests/run-unit.sh $(TEST_BINS)
+	$(Q)tests/run-unit.sh $(TEST_BINS) $(LAB_PY_TESTS)
 
 # Rewrite tests/golden/ from today's outputs (tests/unit/golden.h): only for
 # an intended change, whose diff of tests/golden/ goes into the same commit.

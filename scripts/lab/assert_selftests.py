@@ -41,7 +41,7 @@ import sys
 
 sys.dont_write_bytecode = True	# no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labcheck import Checks, PPREL, HOLD, REL, DEVMEMTOP, read, read_int  # noqa: E402
+from labcheck import Checks, PoolKeys, PPREL, HOLD, REL, DEVMEMTOP, read, read_int  # noqa: E402
 from assert_niov import snapshots  # noqa: E402
 
 # Run order of scenarios/selftests.sh (the ifindex floors follow it).
@@ -130,19 +130,22 @@ def check_ktap(c, d, name):
 
 
 def trace_pools(path):
-    """Per pool pointer in a page_pool trace: the inflight of each of its
+    """Per pool in a page_pool trace (PoolKeys: a pointer freed and reused
+    by the next pool is two pools): the inflight of each of its
     page_pool_release events in order, and its hold/release event counts."""
     pools = {}
+    keys = PoolKeys()
     for line in (read(path) or "").splitlines():
         for rx, key in ((PPREL, "rel"), (HOLD, "holds"), (REL, "releases")):
             m = rx.search(line)
             if not m:
                 continue
-            p = pools.setdefault(m.group(1), {"rel": [], "holds": 0, "releases": 0,
-                                              "counters": None})
+            p = pools.setdefault(keys.key(m.group(1)), {"rel": [], "holds": 0,
+                                                        "releases": 0, "counters": None})
             if key == "rel":
                 p["rel"].append(int(m.group(2)))
                 p["counters"] = (int(m.group(3)), int(m.group(4)))
+                keys.released(m.group(1), p["rel"][-1])
             else:
                 p[key] += 1
             break

@@ -77,10 +77,37 @@ PPREL = re.compile(r"page_pool_release: page_pool=(\S+) inflight=(-?\d+) hold=(\
                    r"release=(\d+)")
 
 
+class PoolKeys:
+    """Trace events name a pool by its (hashed) pointer, and a freed pool's
+    memory is reused: the next pool created in a test can have the same
+    pointer. A page_pool_release event with nothing in flight frees the
+    pool, so any later event with that pointer is a new pool: key(ptr)
+    gives "ptr" for the first pool at an address, "ptr#2", "ptr#3"... for
+    the ones after it."""
+
+    def __init__(self):
+        self.gen = {}
+        self.freed = set()
+
+    def key(self, ptr):
+        if ptr in self.freed:
+            self.freed.discard(ptr)
+            self.gen[ptr] = self.gen.get(ptr, 1) + 1
+        g = self.gen.get(ptr, 1)
+        return ptr if g == 1 else "%s#%d" % (ptr, g)
+
+    def released(self, ptr, inflight):
+        """After the key() of a page_pool_release event."""
+        if inflight == 0:
+            self.freed.add(ptr)
+
+
 def parse_trace(path):
-    """Per pool pointer: hold/release event counts, whether it handed out
-    net_iovs, and its last page_pool_release event (inflight, hold, release)."""
+    """Per pool (PoolKeys: pointer, and generation when reused): hold/release
+    event counts, whether it handed out net_iovs, and its last
+    page_pool_release event (inflight, hold, release)."""
     pools = {}
+    keys = PoolKeys()
     overrun = None
     txt = read(path)
     if txt is None:
@@ -94,7 +121,7 @@ def parse_trace(path):
             continue
         m = HOLD.search(line)
         if m:
-            p = pools.setdefault(m.group(1), {"holds": 0, "releases": 0, "niov": False,
+            p = pools.setdefault(keys.key(m.group(1)), {"holds": 0, "releases": 0, "niov": False,
                                               "last": None, "max_hold": 0})
             p["holds"] += 1
             p["niov"] |= m.group(3) != "0"
@@ -102,16 +129,18 @@ def parse_trace(path):
             continue
         m = REL.search(line)
         if m:
-            p = pools.setdefault(m.group(1), {"holds": 0, "releases": 0, "niov": False,
+            p = pools.setdefault(keys.key(m.group(1)), {"holds": 0, "releases": 0, "niov": False,
                                               "last": None, "max_hold": 0})
             p["releases"] += 1
             p["niov"] |= m.group(3) != "0"
             continue
         m = PPREL.search(line)
         if m:
-            p = pools.setdefault(m.group(1), {"holds": 0, "releases": 0, "niov": False,
-                                              "last": None, "max_hold": 0})
+            p = pools.setdefault(keys.key(m.group(1)), {"holds": 0, "releases": 0,
+                                                        "niov": False, "last": None,
+                                                        "max_hold": 0})
             p["last"] = tuple(int(x) for x in m.groups()[1:])
+            keys.released(m.group(1), p["last"][0])
     return pools, overrun
 
 

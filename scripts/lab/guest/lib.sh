@@ -88,6 +88,48 @@ lab_flush_defer() {
 	done
 }
 
+# lab_wait_listening LOG PID: wait up to 10 s until the devmem-traffic
+# receiver PID has written "listening" to LOG (bound and listening), or has
+# exited. 0 if it listens.
+lab_wait_listening() {
+	local i
+
+	for i in $(seq 100); do
+		grep -q listening "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q listening "$1" 2>/dev/null
+}
+
+# lab_rx_tx OUTDIR BYTES RX-ARGS...: one receive of BYTES: a devmem-traffic
+# receiver on the lab's RX port with RX-ARGS (OUTDIR/rx.json, rx.log, rx.rc),
+# the sender in the peer netns (tx.json, tx.log, tx.rc), then
+# lab_wait_pool_gone. 0 if both ends succeeded.
+lab_rx_tx() {
+	local o=$1 bytes=$2 rx tx
+
+	shift 2
+	mkdir -p $o
+	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --expect $bytes "$@" \
+		>$o/rx.json 2>$o/rx.log &
+	rx=$!
+	if ! lab_wait_listening $o/rx.log $rx; then
+		wait $rx
+		echo $? >$o/rx.rc
+		return 1
+	fi
+	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
+		--bytes $bytes >$o/tx.json 2>$o/tx.log &
+	tx=$!
+	wait $rx
+	echo $? >$o/rx.rc
+	wait $tx
+	echo $? >$o/tx.rc
+	lab_wait_pool_gone $o/rx.json $o
+	[ "$(cat $o/rx.rc)" = 0 ] && [ "$(cat $o/tx.rc)" = 0 ]
+}
+
 # lab_wait_pool_gone RX_JSON OUTDIR: after the receiver exited, wait until
 # no page pool of its binding is listed by page-pool-get any more (unbind,
 # page pool destroy and binding free are asynchronous). If the pool is

@@ -33,12 +33,7 @@ try() {
 	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --idle-timeout 1000 "$@" \
 		>$D/$name.json 2>$D/$name.err &
 	p=$!
-	for i in $(seq 100); do
-		grep -q listening $D/$name.err 2>/dev/null && break
-		kill -0 $p 2>/dev/null || break
-		sleep 0.1
-	done
-	if grep -q listening $D/$name.err; then
+	if lab_wait_listening $D/$name.err $p; then
 		lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 64K \
 			>/dev/null 2>&1
 	fi

@@ -49,7 +49,7 @@ devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect $SIZE --idle-timeout 10000 --linger 30000 \
 	>$D/rx.json 2>$D/rx.log &
 RX=$!
-for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
+lab_wait_listening $D/rx.log $RX
 # the sender returns once the receiver closed: after the linger
 lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes $SIZE \
 	>$D/tx.json 2>$D/tx.log &

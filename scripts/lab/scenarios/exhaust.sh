@@ -15,7 +15,7 @@ cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 2M \
 	--hold --idle-timeout 3000 >$D/rx.json 2>$D/rx.log &
 RX=$!
-for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
+lab_wait_listening $D/rx.log $RX
 lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 16M \
 	--timeout 8 >$D/tx.json 2>$D/tx.log &
 TX=$!

@@ -190,7 +190,7 @@ ks_run() {
 		--expect $bytes --idle-timeout 10000 "$@" \
 		>$OUT/rx.json 2>$OUT/rx.log &
 	rx=$!
-	for i in $(seq 100); do grep -q listening $OUT/rx.log 2>/dev/null && break; sleep 0.1; done
+	lab_wait_listening $OUT/rx.log $rx
 	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes $bytes --timeout 300 \
 		>$OUT/tx.json 2>$OUT/tx.log
 	txrc=$?

@@ -50,7 +50,7 @@ fi
 taskset -c 0 lab-mqrx --ifname $IF --queues 1,2,3,4 --port $((PORT + 1)) --flows 4 \
 	--dmabuf-size 64M >$D/rx.json 2>$D/rx.log &
 RX=$!
-for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
+lab_wait_listening $D/rx.log $RX
 TXS=
 for i in 1 2 3 4; do
 	mq_peer sh -c "yes \"\$(printf '\\001\\002\\003\\004\\005\\006')\" | tr '\\n' '\\000' |

@@ -26,7 +26,7 @@ devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 16M \
 	--expect $BYTES --race-dontneed 1024 --idle-timeout 10000 \
 	>$D/rx.json 2>$D/rx.log &
 RX=$!
-for i in $(seq 100); do grep -q listening $D/rx.log 2>/dev/null && break; sleep 0.1; done
+lab_wait_listening $D/rx.log $RX
 # the sender on the other CPU: the racing thread shares the receiver's
 lab_peer taskset -c 1 devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
 	--bytes $BYTES >$D/tx.json 2>$D/tx.log

@@ -20,31 +20,7 @@ RUNS=${LAB_REPEAT_RUNS:-5}
 BYTES=${LAB_REPEAT_BYTES:-16M}
 
 one_run() {
-	local o=$1 rx tx
-
-	mkdir -p $o
-	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 32M \
-		--expect $BYTES --idle-timeout 10000 >$o/rx.json 2>$o/rx.log &
-	rx=$!
-	for i in $(seq 100); do
-		grep -q listening $o/rx.log 2>/dev/null && break
-		kill -0 $rx 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! grep -q listening $o/rx.log; then
-		wait $rx
-		echo $? >$o/rx.rc
-		return 1
-	fi
-	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
-		--bytes $BYTES >$o/tx.json 2>$o/tx.log &
-	tx=$!
-	wait $rx
-	echo $? >$o/rx.rc
-	wait $tx
-	echo $? >$o/tx.rc
-	lab_wait_pool_gone $o/rx.json $o
-	[ "$(cat $o/rx.rc)" = 0 ] && [ "$(cat $o/tx.rc)" = 0 ]
+	lab_rx_tx $1 $BYTES --dmabuf-size 32M --idle-timeout 10000
 }
 
 if [ "$1" = --run ]; then

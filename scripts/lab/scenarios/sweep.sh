@@ -34,32 +34,8 @@ DMABUF=${LAB_SWEEP_DMABUF:-256M}
 # one_run SIZE OUTDIR: receiver bound with rx-page-size SIZE, sender in the
 # peer netns; waits until the binding's page pool is gone.
 one_run() {
-	local size=$1 o=$2 rx tx
-
-	mkdir -p $o
-	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf heap \
-		--dmabuf-size $DMABUF --rx-page-size $size --hold --expect $BYTES \
-		--idle-timeout 10000 >$o/rx.json 2>$o/rx.log &
-	rx=$!
-	for i in $(seq 100); do
-		grep -q listening $o/rx.log 2>/dev/null && break
-		kill -0 $rx 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! grep -q listening $o/rx.log; then
-		wait $rx
-		echo $? >$o/rx.rc
-		return 1
-	fi
-	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
-		--bytes $BYTES >$o/tx.json 2>$o/tx.log &
-	tx=$!
-	wait $rx
-	echo $? >$o/rx.rc
-	wait $tx
-	echo $? >$o/tx.rc
-	lab_wait_pool_gone $o/rx.json $o
-	[ "$(cat $o/rx.rc)" = 0 ] && [ "$(cat $o/tx.rc)" = 0 ]
+	lab_rx_tx $2 $BYTES --dmabuf heap --dmabuf-size $DMABUF --rx-page-size $1 --hold \
+		--idle-timeout 10000
 }
 
 if [ "$1" = --run ]; then
@@ -80,12 +56,7 @@ devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf heap \
 	--dmabuf-size 1M --rx-page-size 16384 --idle-timeout 1000 \
 	>$D/probe.json 2>$D/probe.log &
 P=$!
-for i in $(seq 100); do
-	grep -q listening $D/probe.log 2>/dev/null && break
-	kill -0 $P 2>/dev/null || break
-	sleep 0.1
-done
-if grep -q listening $D/probe.log; then
+if lab_wait_listening $D/probe.log $P; then
 	# bound: connect once and close, so the probe receiver exits
 	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 64K \
 		>$D/probe-tx.json 2>$D/probe-tx.log
