@@ -94,7 +94,7 @@ ar_run() {
 	devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT \
 		--expect $bytes --idle-timeout 10000 "$@" >$out/rx.json 2>$out/rx.log &
 	rx=$!
-	for i in $(seq 100); do grep -q listening $out/rx.log 2>/dev/null && break; sleep 0.1; done
+	lab_wait_listening $out/rx.log $rx
 	lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
 		--bytes $bytes --timeout 300 >$out/tx.json 2>$out/tx.log
 	echo $? >$out/tx.rc
