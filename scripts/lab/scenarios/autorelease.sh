@@ -20,7 +20,7 @@
 # per-net_iov counts the events carry, and the binding freed with 0
 # outstanding.
 #
-# Measurement runs (LAB_AR_REPEAT, default 6, alternating off/on, 32 MiB,
+# Measurement runs (LAB_AR_REPEAT, default 6, alternating off/on, 16 MiB,
 # --verify none, tokens returned after each recvmsg): receiver CPU and
 # xarray calls (__xa_alloc/__xa_cmpxchg/__xa_erase by the receiving
 # thread from tcp_*/sock_* callers, function tracer in a second instance)
@@ -32,7 +32,7 @@
 D=${1:?usage: autorelease.sh OUTDIR}
 mkdir -p $D
 BYTES=${LAB_AR_BYTES:-16M}
-MBYTES=${LAB_AR_MEASURE_BYTES:-32M}
+MBYTES=${LAB_AR_MEASURE_BYTES:-16M}
 REPEAT=${LAB_AR_REPEAT:-6}
 
 T=/sys/kernel/tracing
