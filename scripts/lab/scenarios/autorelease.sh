@@ -106,6 +106,7 @@ ar_run() {
 		# freed (from a work item when a socket held the last reference)
 		lab_wait_pool_gone $out/rx.json $out
 		bid=$(sed -n 's/.*"binding_id":\([0-9]*\).*/\1/p' $out/rx.json)
+		[ "$(cat $I/events/devmem/enable)" = 0 ] ||
 		for i in $(seq 50); do
 			grep -q "devmem_binding_free: binding=[^ ]* id=$bid " $I/trace && break
 			sleep 0.2
