@@ -1,6 +1,5 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# lab: on-demand (written 2026-12-01 while no lab kernel could be built on the shared machine; not yet run green: vmtest.sh --scenario repeat runs it)
 # Scenario "repeat" (issue 20): the bulk receive, shorter and repeated, for
 # devmemtop compare. LAB_REPEAT_RUNS runs (default 5) of LAB_REPEAT_BYTES
 # (default 16 MiB) through a 32 MiB udmabuf bound to RX queue 0, every token

@@ -1,6 +1,5 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# lab: on-demand (written 2026-12-01 while no lab kernel could be built on the shared machine; not yet run green: vmtest.sh --scenario selftests runs it)
 # Scenario "selftests": the kernel's own Python selftests that run on
 # netdevsim and touch page pools and queues, unmodified from the pinned
 # source (scripts/lab/selftests/fetch.sh), as a second independent peer:
