@@ -139,5 +139,35 @@ class ManualMode(unittest.TestCase):
         self.assertTrue(any("net_iov index" in f for f in c.failed), c.failed)
 
 
+class Measurement(unittest.TestCase):
+    ROW = ("AR_RESULT label=measure-%s-%d mode=%s rx_rc=0 xa_calls=%d xa_lost=0 tokens=4096 "
+           "returned=4096 bytes=16777216 recvmsg_calls=300 dontneed_calls=300 "
+           "dontneed_ranges=300 sys_seconds=%.3f user_seconds=0.1 seconds=1.0 mismatches=0 "
+           "autorelease=%s\n")
+
+    def measure(self, off_xa, on_xa):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "ar-results.txt"), "w") as f:
+            for n in (1, 2):
+                f.write(self.ROW % ("off", n, "off", off_xa, 0.2, "false"))
+                f.write(self.ROW % ("on", n, "on", on_xa, 0.3, "true"))
+        c = Quiet()
+        assert_autorelease.measurement(c, d)
+        with open(os.path.join(d, "autorelease-measure.json")) as f:
+            return c, json.load(f)
+
+    def test_xarray_calls_per_token(self):
+        c, m = self.measure(0, 3 * 4096)
+        self.assertEqual(c.failed, [])
+        self.assertEqual(m["on"]["xa_calls_per_token"], [3.0, 3.0])
+        self.assertEqual(m["off"]["runs"], 2)
+        # 16 MiB in 0.2 s of system time: 12.8 s per GiB
+        self.assertAlmostEqual(m["off"]["sys_s_per_gib_median"], 12.8)
+
+    def test_xarray_calls_without_autorelease_fail(self):
+        c, _ = self.measure(5, 3 * 4096)
+        self.assertTrue(any("xarray calls per token" in f for f in c.failed), c.failed)
+
+
 if __name__ == "__main__":
     unittest.main()
