@@ -995,6 +995,8 @@ static __noinline struct dmt_holder *tok_holder(__u64 sk, __u32 binding_id, __u6
 			h->tgid = tid >> 32;
 			h->binding_id = binding_id;
 			bpf_get_current_comm(h->comm, sizeof(h->comm));
+			/* the receiving task's cgroup, for its pod (issue 24) */
+			h->cgroup_id = bpf_get_current_cgroup_id();
 		}
 	}
 	return h;

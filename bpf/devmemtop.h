@@ -232,6 +232,7 @@ struct dmt_holder {
 				 * its tokens are counted per net_iov of the
 				 * binding, not per socket */
 	__u32 pad;
+	__u64 cgroup_id;	/* cgroup v2 id of that task (issue 24): the path's inode */
 };
 
 /* Token cost and the token tracker's own health (one array entry). */

@@ -236,6 +236,11 @@ static int collector_open_io(struct collector *c, char *why, size_t len)
 		return err;
 	}
 	if (!c->opts.no_netlink) {
+		struct stat st;
+
+		/* the dump answers for this namespace: its pools are in it */
+		if (!stat("/proc/self/ns/net", &st))
+			c->netns = st.st_ino;
 		c->nl = netdev_nl__new();
 		if (!c->nl)
 			snprintf(c->ar.nl_why, sizeof(c->ar.nl_why), "netdev genl family: %s",
@@ -294,6 +299,12 @@ struct collector *collector__new(const struct collector_opts *opts)
 		goto err_msg;
 	c->mode = dmt_attach_mode__decide(&c->ar);
 	coll_log(c, 1, "attach mode: %s", dmt_mode_name(c->mode));
+	/* holders' cgroups: the tree opened before any privilege drop */
+	if (c->ar.hook[DMT_H_TOK_DESTROY].loaded && holder_cgroups_open(c)) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "out of memory");
+		goto err_msg;
+	}
 	err = collector_open_io(c, why, sizeof(why));
 	if (err)
 		goto err_msg;
@@ -413,5 +424,6 @@ void collector__free(struct collector *c)
 	rate_tracker__free(c->rates);
 	binding_memory__free(c->bindings);
 	tok_agg__free(&c->tok_agg);
+	cgpath__free(c->cgpaths);
 	free(c);
 }

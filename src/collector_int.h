@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "availability.h"
+#include "cgpath.h"
 #include "collector.h"
 #include "hooks.h"
 #include "nl.h"
@@ -41,6 +42,7 @@ struct collector {
 	struct dmt_pool *slots;		/* pool_slots, mmap()ed */
 	size_t slots_len;
 	struct netdev_nl *nl;
+	uint64_t netns;			/* inode of our network namespace, 0 if unknown */
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
 	enum dmt_attach_mode mode;
@@ -50,6 +52,7 @@ struct collector {
 	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
 	struct tok_agg tok_agg;		/* this snapshot's token counts */
 	struct dmt_tok_stats tok_stats;
+	struct cgpath *cgpaths;		/* holders' cgroup id -> path, made at first use */
 
 	struct rate_tracker *rates;
 	struct binding_memory *bindings;
@@ -91,6 +94,7 @@ bool light_pool(struct collector *c, struct dmt_pool *v);
 int read_pools(struct collector *c, struct dmt_snapshot *s);
 int merge_netlink(struct collector *c, struct dmt_snapshot *s);
 int read_tokens(struct collector *c, struct dmt_snapshot *s);
+int holder_cgroups_open(struct collector *c);
 int read_bindings(struct collector *c, struct dmt_snapshot *s);
 void read_globals(struct collector *c, struct dmt_snapshot *s);
 void read_prog_stats(struct collector *c, struct dmt_snapshot *s);

@@ -108,7 +108,7 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
 		return 0;
 	}
-	err = snapbuild_merge_netlink(s, nlp, n);
+	err = snapbuild_merge_netlink(s, nlp, n, c->netns);
 	free(nlp);
 	/* light mode: a listed pool no window or per-call hook has located yet */
 	for (size_t i = 0; !err && c->ar.light && i < s->n_pools; i++)
@@ -222,6 +222,50 @@ static void read_holders(struct collector *c, struct dmt_holder *hs, size_t *nh,
 	}
 }
 
+/*
+ * The holders' cgroup paths (issue 24): ids to paths by a walk of the
+ * cgroup2 mount, cached; a cgroup gone before it keeps its id only.
+ */
+int holder_cgroups_open(struct collector *c)
+{
+	/* a container that mounts the host's cgroup2 elsewhere names it */
+	const char *root = getenv("DEVMEMTOP_CGROUP_ROOT");
+
+	c->cgpaths = cgpath__new(root && *root ? root : NULL);
+	if (!c->cgpaths)
+		return -ENOMEM;
+	if (!cgpath__root(c->cgpaths)[0])
+		coll_log(c, 1, "holders: no cgroup2 tree at %s: cgroup paths unknown%s",
+			 root && *root ? root : "/sys/fs/cgroup(/unified)",
+			 root && *root ? "" : " (DEVMEMTOP_CGROUP_ROOT names one)");
+	return 0;
+}
+
+static int holder_cgroups(struct collector *c)
+{
+	struct cgpath_stats a, b;
+	int err;
+
+	if (!c->tok_agg.n_holders)
+		return 0;
+	if (!c->cgpaths && holder_cgroups_open(c))
+		return -ENOMEM;
+	cgpath__stats(c->cgpaths, &a);
+	err = cgpath__fill_holders(c->cgpaths, c->tok_agg.holders, c->tok_agg.n_holders);
+	cgpath__stats(c->cgpaths, &b);
+	/*
+	 * -v: once per new cgroup not found (ids are cached, found or not);
+	 * not kept in the probe log, which must not grow with the run
+	 */
+	if (b.not_found > a.not_found && cgpath__root(c->cgpaths)[0] && c->opts.log &&
+	    c->opts.verbosity >= 1)
+		c->opts.log(1, "holders: %llu cgroup id(s) not found in %s (%llu directories "
+			    "walked): path unknown\n",
+			    (unsigned long long)(b.not_found - a.not_found),
+			    cgpath__root(c->cgpaths), (unsigned long long)(b.dirs - a.dirs));
+	return err;
+}
+
 int read_tokens(struct collector *c, struct dmt_snapshot *s)
 {
 	struct dmt_holder *hs = NULL;
@@ -250,6 +294,9 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 		goto out;
 	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
 	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
+	if (err)
+		goto out;
+	err = holder_cgroups(c);
 	if (err)
 		goto out;
 	if (c->tok_agg.n_holders) {

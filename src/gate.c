@@ -278,6 +278,7 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	char why[512] = "";
 	int err;
 
+	run__catch_signals();
 	/* the collector checks privileges, BTF and the rest, and says why */
 	copts.errbuf = why;
 	copts.errlen = sizeof(why);

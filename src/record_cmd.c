@@ -185,6 +185,7 @@ int cmd_record(int argc, char **argv)
 	err = parse_record_args(argc, argv, &a);
 	if (err)
 		return err > 0 ? 0 : EXIT_REC_ERROR;
+	run__catch_signals();
 	/* the collector checks privileges, BTF and the rest, and says why */
 	a.copts.verbosity = dmt_verbosity;
 	a.copts.errbuf = why;

@@ -12,19 +12,13 @@
 #include "commands.h"
 #include "html_report.h"
 #include "json_out.h"
+#include "metrics.h"
 #include "objtrack.h"
 #include "outstream.h"
 #include "record.h"
 #include "runner.h"
 #include "textsafe.h"
 #include "util.h"
-
-/* A process holding frag tokens of a binding, at its peak in the recording. */
-struct holder_track {
-	uint32_t pid, binding_id;
-	char comm[16];
-	uint64_t tokens, niovs, oldest_age_ns;
-};
 
 /*
  * The tables hold at most objtrack's run caps (OBJRUN_MAX_POOLS pools,
@@ -34,9 +28,7 @@ struct holder_track {
  * same caps (html_report.c).
  */
 struct report {
-	struct objrun run;		/* pools and bindings: the identity gate uses too */
-	struct holder_track *holders;
-	size_t n_holders;
+	struct objrun run;		/* pools, bindings, holders: the identity gate uses too */
 	bool tokens_known;		/* binding_held_by_sockets available at the end */
 	bool tok_avail[2];		/* recvmsg_tokens, dontneed_cost at the end */
 	uint64_t n_snaps, n_events, ev_by_type[16];
@@ -50,49 +42,6 @@ struct report_args {
 	const char *path, *html, *baseline;
 	bool quiet_events, json;
 };
-
-static int track_holders(struct report *r, const struct dmt_snapshot *s)
-{
-	for (size_t i = 0; i < s->n_holders; i++) {
-		const struct dmt_holder_snap *h = &s->holders[i];
-		struct holder_track *t = NULL;
-		uint64_t tok = 0, niovs = 0, age = 0;
-
-		for (size_t k = 0; k < r->n_holders; k++)
-			if (r->holders[k].pid == h->pid &&
-			    r->holders[k].binding_id == h->binding_id)
-				t = &r->holders[k];
-		if (!t) {
-			void *n = realloc(r->holders, (r->n_holders + 1) * sizeof(*r->holders));
-
-			if (!n)
-				return -ENOMEM;
-			r->holders = n;
-			t = &r->holders[r->n_holders++];
-			memset(t, 0, sizeof(*t));
-			t->pid = h->pid;
-			t->binding_id = h->binding_id;
-			memcpy(t->comm, h->comm, sizeof(t->comm));
-		}
-		/* this snapshot's sockets of that process on that binding */
-		for (size_t k = 0; k < s->n_holders; k++) {
-			if (s->holders[k].pid != h->pid ||
-			    s->holders[k].binding_id != h->binding_id)
-				continue;
-			tok += s->holders[k].tokens;
-			niovs += s->holders[k].niovs;
-			if (s->holders[k].oldest_age_ns > age)
-				age = s->holders[k].oldest_age_ns;
-		}
-		if (tok > t->tokens) {
-			t->tokens = tok;
-			t->niovs = niovs;
-		}
-		if (age > t->oldest_age_ns)
-			t->oldest_age_ns = age;
-	}
-	return 0;
-}
 
 static const char *ev_name(uint32_t t)
 {
@@ -319,20 +268,26 @@ static void print_tokens(const struct report *r)
 			printf("  (held unknown: %s)", dmt_held_why_text(b->held_why));
 		printf("\n");
 	}
-	printf("\ntoken holders (peak per process and binding, %zu):\n", r->n_holders);
-	if (r->n_holders)
-		printf("  %-8s %-16s %6s %10s %10s %10s\n", "PID", "COMM", "BIND",
-		       "MAX.TOKENS", "NIOVS", "OLDEST");
-	for (size_t i = 0; i < r->n_holders; i++) {
-		const struct holder_track *h = &r->holders[i];
-		char cm[96];
+	printf("\ntoken holders (peak per process and binding, %zu):\n", r->run.n_holders);
+	if (r->run.n_holders)
+		printf("  %-8s %-16s %6s %10s %10s %10s  %s\n", "PID", "COMM", "BIND",
+		       "MAX.TOKENS", "NIOVS", "OLDEST", "POD/CGROUP");
+	for (size_t i = 0; i < r->run.n_holders; i++) {
+		const struct objrun_holder *h = &r->run.holders[i];
+		struct dmt_holder_snap hs = { .cgroup_id = h->cgroup_id };
+		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)];
 
 		/* from the file, and any process can name itself anything */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
-		printf("  %-8u %s %6u %10llu %10llu %9.2fs\n", h->pid, cm, h->binding_id,
+		memcpy(hs.cgroup, h->cgroup, sizeof(hs.cgroup));
+		tokens__holder_where(&hs, false, where, sizeof(where));
+		printf("  %-8u %s %6u %10llu %10llu %9.2fs  %s\n", h->pid, cm, h->binding_id,
 		       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-		       h->oldest_age_ns / 1e9);
+		       h->oldest_age_ns / 1e9, textsafe_str(wh, sizeof(wh), where));
 	}
+	if (r->run.holders_over)
+		printf("  (%llu sightings of more holders not listed: at most %d)\n",
+		       (unsigned long long)r->run.holders_over, OBJRUN_MAX_HOLDERS);
 }
 
 static void print_histograms(const struct report *r)
@@ -352,14 +307,18 @@ static void print_histograms(const struct report *r)
 	}
 	for (size_t i = 0; i < r->run.n_binds; i++) {
 		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
+		bool any = false;
 
-		if (!run->alloc_lat_ns.count && !run->alloc_lat_niov_ns.count &&
-		    !run->free_lat_ns.count)
+		/* the metric table's binding histograms, over the run */
+		for (size_t k = 0; k < mdef_count; k++)
+			any |= mdef_bind_view_hist(&mdefs[k]) && mdef_log2(&mdefs[k], run)->count;
+		if (!any)
 			continue;
 		printf("  binding %u (%s):\n", b->id, textsafe_str(ifc, sizeof(ifc), b->ifname));
-		print_log2("alloc latency", &run->alloc_lat_ns, "ns");
-		print_log2("alloc latency per niov", &run->alloc_lat_niov_ns, "ns");
-		print_log2("free latency", &run->free_lat_ns, "ns");
+		for (size_t k = 0; k < mdef_count; k++)
+			if (mdef_bind_view_hist(&mdefs[k]))
+				print_log2(mdefs[k].title, mdef_log2(&mdefs[k], run),
+					   mdefs[k].unit == MU_NS ? "ns" : "");
 	}
 	if ((r->tok_avail[0] && tc->per_recvmsg.count) ||
 	    (r->tok_avail[1] && (tc->per_dontneed.count || tc->dontneed_ns.count)))
@@ -492,7 +451,7 @@ static int add_snapshot(struct report *r, const struct dmt_snapshot *s)
 		r->first_ts = s->ts_ns;
 		r->drops_first = s->ringbuf_drops;
 	}
-	err = objrun__add(&r->run, s) ?: track_holders(r, s);
+	err = objrun__add(&r->run, s);
 	r->tokens_known = s->avail[DMT_M_BIND_HELD_BY_SOCKETS].available;
 	r->tok_avail[0] = s->avail[DMT_M_RECVMSG_TOKENS].available;
 	r->tok_avail[1] = s->avail[DMT_M_DONTNEED_COST].available;
@@ -606,7 +565,6 @@ int cmd_report(int argc, char **argv)
 		print_end(&r);
 	out_flush(stdout);	/* keeps the reason of a failed write for main() */
 	objrun__fini(&r.run);
-	free(r.holders);
 	if (err)
 		fprintf(stderr, "devmemtop report: %s\n", strerror(-err));
 	else if (ret < 0)

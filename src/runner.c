@@ -25,6 +25,15 @@ static void on_child(int sig)
 {
 }
 
+void run__catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 void run__describe_status(int status, char *buf, size_t len)
 {
 	if (WIFEXITED(status))
@@ -233,7 +242,7 @@ int run__collect(struct collector *c, struct dmt_snapshot *first, const struct r
 
 	memset(res, 0, sizeof(*res));
 	res->cmd_status = -1;
-	stop_sig = 0;
+	/* not reset: a stop signal caught since run__catch_signals() ends this run too */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);

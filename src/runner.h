@@ -51,6 +51,14 @@ struct run_result {
 int run__collect(struct collector *c, struct dmt_snapshot *first, const struct run_opts *o,
 		 struct run_result *res);
 
+/*
+ * Catch SIGINT and SIGTERM from now on (before the collector starts, which
+ * takes seconds): a stop signal that comes before run__collect() ends it at
+ * its first snapshot instead of being lost (a shell's background job
+ * inherits both ignored) or killing the process.
+ */
+void run__catch_signals(void);
+
 /* Describe a wait status: "exited with status 3", "killed by signal 9". */
 void run__describe_status(int status, char *buf, size_t len);
 

@@ -502,19 +502,22 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 	lines_add(l, "HOLDERS: %zu socket%s holding frag tokens", s->n_holders,
 		  s->n_holders == 1 ? "" : "s");
 	if (s->n_holders)
-		lines_add(l, "%-8s %-16s %5s %8s %8s %8s %8s %8s %8s", "PID", "COMM", "BIND",
-			  "TOKENS", "NIOVS", "OLDEST", "HANDED", "RETURNED", "RELEASED");
+		lines_add(l, "%-8s %-16s %5s %8s %8s %8s %8s %8s %8s  %s", "PID", "COMM", "BIND",
+			  "TOKENS", "NIOVS", "OLDEST", "HANDED", "RETURNED", "RELEASED",
+			  "POD/CGROUP");
 	for (size_t i = 0; i < s->n_holders && i < TOP_HOLDERS; i++) {
 		const struct dmt_holder_snap *h = &s->holders[i];
-		char cm[96];
+		char cm[96], where[DMT_CGROUP_PATH_MAX], wh[128];
 
 		snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
 		/* any process can name itself anything: escaped like ifnames */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
-		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8llu %8llu %8llu", h->pid,
+		tokens__holder_where(h, true, where, sizeof(where));
+		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8llu %8llu %8llu  %s", h->pid,
 			  cm, h->binding_id, h->manual ? '*' : ' ', (unsigned long long)h->tokens,
 			  (unsigned long long)h->niovs, a, (unsigned long long)h->handed,
-			  (unsigned long long)h->returned, (unsigned long long)h->released);
+			  (unsigned long long)h->returned, (unsigned long long)h->released,
+			  textsafe_str(wh, sizeof(wh), where));
 	}
 	if (s->n_holders > TOP_HOLDERS)
 		lines_add(l, "... %zu more", s->n_holders - TOP_HOLDERS);

@@ -3,6 +3,7 @@
  * The live view's selection, detail pane, help overlay and netns names
  * (top_detail.h). top.c renders the tables and calls in here.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "hist.h"
+#include "metrics.h"
 #include "objtrack.h"
 #include "top_detail.h"
 #include "util.h"
@@ -609,12 +611,43 @@ static void pool_pane(struct pane *p, const struct top_ui *u, const struct dmt_s
 	batch_section(p, s, &pl->refill, left(p) - 1);
 }
 
+/*
+ * The metric table's binding histograms (latencies: log2_section() shows
+ * times), sharing what is left of the pane between those with samples; the
+ * last one takes the rest.
+ */
+static void bind_histograms(struct pane *p, const struct dmt_snapshot *s,
+			    const struct dmt_binding_snap *b)
+{
+	static const struct dmt_availability always = { .available = true };
+	const struct mdef *last = NULL;
+	char title[64];
+	int rows, with = 0;
+
+	for (size_t k = 0; k < mdef_count; k++) {
+		if (!mdef_bind_view_hist(&mdefs[k]))
+			continue;
+		with += mdef_available(&mdefs[k], s->avail) && mdef_log2(&mdefs[k], b)->count;
+		last = &mdefs[k];
+	}
+	rows = with ? (left(p) - 3) / with : 0;
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+
+		if (!mdef_bind_view_hist(d))
+			continue;
+		snprintf(title, sizeof(title), "%c%s", toupper(d->title[0]), d->title + 1);
+		log2_section(p, title, mdef_log2(d, b),
+			     d->avail < 0 ? &always : &s->avail[d->avail],
+			     d == last ? left(p) - 1 : rows);
+	}
+}
+
 static void binding_pane(struct pane *p, const struct top_ui *u, const struct dmt_snapshot *s,
 			 const struct dmt_binding_snap *b)
 {
 	const struct obj_hist *h = find_hist((struct top_ui *)u, TOP_SEL_BINDING, b->id, 0, false);
 	char tot[24], fr[24], inp[24], sock[24], unb[24], leak[24];
-	int rows, with;
 
 	cnt(tot, sizeof(tot), b->total_niovs);
 	cnt(fr, sizeof(fr), b->free_niovs);
@@ -645,17 +678,7 @@ static void binding_pane(struct pane *p, const struct top_ui *u, const struct dm
 	sparkline(p, "occupancy", h, true, u->now, true);
 	sparkline(p, "pool holds/s", h, false, u->now, false);
 	add(p, 0, "%s", "");
-	/* share what is left between the histograms that have samples */
-	with = (s->avail[DMT_M_BIND_ALLOC_LATENCY].available && b->alloc_lat_ns.count) +
-	       (s->avail[DMT_M_BIND_ALLOC_LATENCY].available && b->alloc_lat_niov_ns.count) +
-	       (s->avail[DMT_M_BIND_FREE_LATENCY].available && b->free_lat_ns.count);
-	rows = with ? (left(p) - 3) / with : 0;
-	log2_section(p, "Alloc latency", &b->alloc_lat_ns, &s->avail[DMT_M_BIND_ALLOC_LATENCY],
-		     rows);
-	log2_section(p, "Alloc latency per niov", &b->alloc_lat_niov_ns,
-		     &s->avail[DMT_M_BIND_ALLOC_LATENCY], rows);
-	log2_section(p, "Free latency", &b->free_lat_ns, &s->avail[DMT_M_BIND_FREE_LATENCY],
-		     left(p) - 1);
+	bind_histograms(p, s, b);
 }
 
 int top_ui__detail_lines(const struct top_ui *u, const struct dmt_snapshot *s, int rows,

@@ -315,6 +315,10 @@ def main():
                 c.info("devmemtop checks of " + s, "devmemtop compare on its recordings "
                        "(scripts/lab/compare.sh)")
                 continue
+            if s == "pods":
+                c.info("devmemtop checks of " + s, "in assert_lab.py (assert_pods.py: "
+                       "holders by pod)")
+                continue
             if s == "selftests":
                 c.info("devmemtop checks of " + s, "in assert_selftests.py (per test, "
                        "against the page_pool tracepoints)")

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # the shared helpers (a leaf module), then the scenario modules' SCENARIOS
 from labcheck import Checks, check_trace, read, read_int, read_json  # noqa: E402
 import assert_niov  # noqa: E402
+import assert_pods  # noqa: E402
 
 PAGE = 4096
 MiB = 1 << 20
@@ -154,6 +155,8 @@ def scenario_leak(c, d):
 SCENARIOS = {"bulk": scenario_bulk, "exhaust": scenario_exhaust, "leak": scenario_leak}
 # issue #10: rx-page-size sweep and bad binds (assert_niov.py)
 SCENARIOS.update(assert_niov.SCENARIOS)
+# issue 24: holders by pod (assert_pods.py)
+SCENARIOS.update(assert_pods.SCENARIOS)
 # issue 22: the frag token commit race (assert_race.py)
 import assert_race  # noqa: E402
 SCENARIOS.update(assert_race.SCENARIOS)

@@ -13,15 +13,14 @@ assert_lab.py through its SCENARIOS table:
 Run by hand: scripts/lab/assert_niov.py --dir build/lab/out/patched --kernel patched
 """
 import argparse
-import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from labcheck import DEVMEMTOP, REPO, Checks, gate_from, read, read_int, read_json  # noqa: E402
+from labcheck import recording_snapshots as snapshots  # noqa: E402,F401  (assert_selftests)
 
 SWEEP_SPEC = os.path.join(REPO, "specs", "lab-sweep.yaml")
 MiB = 1 << 20
@@ -125,19 +124,6 @@ def scenario_badinput(c, d):
             rx.get("niov_size") == PAGE and rx.get("mismatches") == 0,
             "rc=%s niov_size=%s" % (read_int(os.path.join(d, "pagesize.rc")),
                                    rx and rx.get("niov_size")))
-
-
-def snapshots(rec):
-    """devmemtop report --json REC: every snapshot, one JSON object a line."""
-    p = subprocess.run([DEVMEMTOP, "report", "--json", rec], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    out = []
-    for line in p.stdout.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return p.returncode, out, p.stderr.strip()
 
 
 def binding_view(snaps, bid):

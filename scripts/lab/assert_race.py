@@ -23,43 +23,9 @@ Both: the racing thread did return tokens (it raced), the traffic ran.
 The kernel's verdict is asked per flavor: "baseline" must show the leak,
 "patched" must be clean (the series file puts the fix in patched only).
 """
-import json
 import os
-import subprocess
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DEVMEMTOP = os.environ.get("DEVMEMTOP_BIN", os.path.join(REPO, "build", "devmemtop"))
-
-
-def _read_json(path):
-    try:
-        with open(path) as f:
-            lines = [l for l in f.read().splitlines() if l.strip()]
-        return json.loads(lines[-1]) if lines else None
-    except (OSError, ValueError):
-        return None
-
-
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def _snapshots(rec):
-    p = subprocess.run([DEVMEMTOP, "report", "--json", rec], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode:
-        return None, p.stderr.strip()
-    out = []
-    for line in p.stdout.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out, ""
+from labcheck import DEVMEMTOP, read, read_json, recording_snapshots
 
 
 def _pools_of(dump, bid):
@@ -69,11 +35,11 @@ def _pools_of(dump, bid):
 
 
 def scenario_race(c, d):
-    rx = _read_json(os.path.join(d, "rx.json"))
-    tx = _read_json(os.path.join(d, "tx.json"))
+    rx = read_json(os.path.join(d, "rx.json"))
+    tx = read_json(os.path.join(d, "tx.json"))
     if not c.check("race traffic ran (receiver and sender exit 0)",
-                   rx is not None and tx is not None and _read(os.path.join(d, "rx.rc")) == "0"
-                   and _read(os.path.join(d, "tx.rc")) == "0" and rx.get("race_ids"),
+                   rx is not None and tx is not None and (read(os.path.join(d, "rx.rc")) or "").strip() == "0"
+                   and (read(os.path.join(d, "tx.rc")) or "").strip() == "0" and rx.get("race_ids"),
                    "rx %s, tx %s" % (rx and rx.get("bytes"), tx and tx.get("bytes")),
                    "see %s/rx.log, tx.log" % d):
         return
@@ -88,7 +54,8 @@ def scenario_race(c, d):
     if not os.access(DEVMEMTOP, os.X_OK):
         c.skip("race: devmemtop verdict", "%s not built" % DEVMEMTOP)
         return
-    snaps, err = _snapshots(rec) if os.path.exists(rec) else (None, "no " + rec)
+    code, snaps, err = recording_snapshots(rec) if os.path.exists(rec) else (1, [], "no " + rec)
+    snaps = snaps if code == 0 else None
     if not c.check("race: devmemtop recording readable", bool(snaps), hint=err):
         return
     mine = [(s, b) for s in snaps for b in s.get("bindings", []) if b.get("id") == bid]
@@ -98,7 +65,7 @@ def scenario_race(c, d):
     handed, ret, rel = b.get("tokens_handed"), b.get("tokens_returned"), b.get("tokens_released")
     held, held_n = b.get("held_tokens"), b.get("held_by_sockets")
     pools = [p for p in s.get("pools", []) if p.get("binding_id") == bid]
-    final = _pools_of(_read_json(os.path.join(d, "pool-final.json")), bid)
+    final = _pools_of(read_json(os.path.join(d, "pool-final.json")), bid)
     tool_back = rx["tokens_returned"] + rx["race_freed"]
     figures = ("devmemtop: handed %s returned %s released %s held %s tokens / %s niovs; "
                "binding unbound %s freed %s outstanding at unbind %s; pools %s; netlink 10 s "
@@ -125,13 +92,15 @@ def scenario_race(c, d):
                 bool(b.get("unbound_ns")) and not b.get("freed_ns"), figures)
         # net_iovs, not tokens: frags of one net_iov are one page in flight,
         # so 0 < net_iovs <= lost tokens (equal with 4 KiB net_iovs as a rule)
+        # (net_iovs outstanding at unbind can be more: frags still queued or
+        # on a CPU's defer list come back after it; seen 18 at unbind, 1 left)
         c.check("race (unfixed kernel): its page pool never drained: a zombie whose inflight "
-                "== the net_iovs outstanding at unbind == netlink's 10 s after the close, "
-                "0 < that <= the lost tokens",
+                "== netlink's 10 s after the close, 0 < that <= the lost tokens, "
+                "<= the net_iovs outstanding at unbind",
                 len(z) == 1 and len(final) == 1 and lost is not None and
-                z[0].get("inflight") == b.get("outstanding_at_unbind") ==
-                final[0].get("inflight") and 0 < final[0].get("inflight") <= lost and
-                final[0].get("detach_time", 0) > 0, figures)
+                z[0].get("inflight") == final[0].get("inflight") and
+                0 < final[0].get("inflight") <= min(lost, b.get("outstanding_at_unbind") or 0)
+                and final[0].get("detach_time", 0) > 0, figures)
         c.info("race caught on the unfixed kernel", figures)
     else:
         c.check("race (fixed kernel): handed == returned + released, nothing held",

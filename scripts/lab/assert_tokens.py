@@ -28,25 +28,10 @@ its receive loop (pages_held). devmemtop's binding must show:
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labcheck import read_json  # noqa: E402  the lab's shared helpers
-
-
-def _snapshots(devmemtop, rec):
-    p = subprocess.run([devmemtop, "report", "--json", rec], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode:
-        return None, p.stderr.strip()
-    out = []
-    for line in p.stdout.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out, ""
+from labcheck import read_json, recording_snapshots  # noqa: E402  the lab's shared helpers
 
 
 def _binding(s, bid):
@@ -66,7 +51,8 @@ def token_identities(c, d, scenario, devmemtop):
     if not os.path.exists(rec):
         c.check(pre + " recording", False, hint="no %s" % rec)
         return
-    snaps, err = _snapshots(devmemtop, rec)
+    code, snaps, err = recording_snapshots(rec, devmemtop)
+    snaps = snaps if code == 0 else None
     if snaps is None:
         c.check(pre + " report --json", False, hint=err)
         return

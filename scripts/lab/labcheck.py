@@ -61,6 +61,20 @@ def read_json(path):
         return None
 
 
+def recording_snapshots(rec, devmemtop=DEVMEMTOP):
+    """devmemtop report --json REC: (exit status, every snapshot (one JSON
+    object a line), stderr)."""
+    p = subprocess.run([devmemtop, "report", "--json", rec], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    out = []
+    for line in p.stdout.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return p.returncode, out, p.stderr.strip()
+
+
 def read_int(path):
     txt = read(path)
     try:

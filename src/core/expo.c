@@ -16,6 +16,7 @@
 #include <sys/random.h>
 #include "expo.h"
 #include "metrics.h"
+#include "podcg.h"
 #include "util.h"
 
 #define HW "needs a devmem dmabuf binding (devmem-capable NIC)"
@@ -29,32 +30,14 @@
 enum {
 	/* page pools */
 	F_POOL_INFO,
-	F_POOL_HOLDS,
-	F_POOL_RELEASES,
-	F_POOL_INFLIGHT,
-	F_POOL_NL_INFLIGHT,
-	F_POOL_REFILL,
-	F_POOL_DESTROY_INFLIGHT,
-	F_POOL_DESTROY_ATTEMPTS,
-	F_POOL_NID,
-	F_POOL_NID_CHANGES,
 	F_POOLS,
 	F_POOLS_DESTROYED,
 	F_POOLS_NOT_EXPORTED,
 	/* bindings */
 	F_BIND_INFO,
-	F_BIND_ALLOC_LAT,
-	F_BIND_ALLOC_NIOV_LAT,
-	F_BIND_RELEASE_LAT,
-	F_BIND_ALLOC_LAT_NS,
-	F_BIND_ALLOC_NIOV_LAT_NS,
-	F_BIND_RELEASE_LAT_NS,
 	/* kernel-wide */
 	F_LEAKED_TOTAL,
 	F_BINDINGS_FREED,
-	F_PROVIDER_CALLS,
-	F_DONTNEED_CALLS,
-	F_DONTNEED_TOKENS,
 	/* frag tokens (issue 11) */
 	F_TOK_HOLDERS,
 	F_TOK_HOLDER_TOKENS,
@@ -98,34 +81,6 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_POOL_INFO, "devmemtop_page_pool_info", "gauge",
 	    -1, EXPO_POOL, NULL,
 	    "A page pool the collector watches (value 1); labels carry its binding, NAPI id, state and where its interface came from."),
-	FAM(F_POOL_HOLDS, "devmemtop_page_pool_holds_total", "counter",
-	    DMT_M_POOL_HOLDS, EXPO_POOL, NULL,
-	    "Pages or niovs the pool took (page_pool_state_hold) since the collector saw it first."),
-	FAM(F_POOL_RELEASES, "devmemtop_page_pool_releases_total", "counter",
-	    DMT_M_POOL_RELEASES, EXPO_POOL, NULL,
-	    "Pages or niovs the pool gave back (page_pool_state_release) since the collector saw it first."),
-	FAM(F_POOL_INFLIGHT, "devmemtop_page_pool_inflight", "gauge",
-	    DMT_M_POOL_INFLIGHT, EXPO_POOL, NULL,
-	    "Pages or niovs out of the pool: the kernel's hold minus release counters."),
-	FAM(F_POOL_NL_INFLIGHT, "devmemtop_page_pool_netlink_inflight", "gauge",
-	    DMT_M_NETLINK, EXPO_POOL,
-	    "needs the netdev genl family to list the pool (CONFIG_PAGE_POOL, a netns the tool can see)",
-	    "Pages or niovs in flight as netlink page-pool-get reports them."),
-	FAM(F_POOL_REFILL, "devmemtop_page_pool_refill_batch_items", "histogram",
-	    DMT_M_POOL_REFILL, EXPO_POOL, NULL,
-	    "Pages or niovs taken per slow-path refill of the pool's alloc cache."),
-	FAM(F_POOL_DESTROY_INFLIGHT, "devmemtop_page_pool_destroy_inflight", "gauge",
-	    DMT_M_POOL_DESTROY, EXPO_POOL, "only for a pool being destroyed while the collector runs",
-	    "Pages or niovs still in flight at the pool's last page_pool_release (a zombie when > 0)."),
-	FAM(F_POOL_DESTROY_ATTEMPTS, "devmemtop_page_pool_destroy_attempts_total", "counter",
-	    DMT_M_POOL_DESTROY, EXPO_POOL, "only for a pool being destroyed while the collector runs",
-	    "page_pool_release calls for the pool (retries while pages are in flight)."),
-	FAM(F_POOL_NID, "devmemtop_page_pool_numa_node", "gauge",
-	    DMT_M_POOL_NID, EXPO_POOL, NULL,
-	    "NUMA node the pool allocates from (-1: no node)."),
-	FAM(F_POOL_NID_CHANGES, "devmemtop_page_pool_numa_node_changes_total", "counter",
-	    DMT_M_POOL_NID, EXPO_POOL, NULL,
-	    "page_pool_update_nid events for the pool."),
 	FAM(F_POOLS, "devmemtop_page_pools", "gauge",
 	    -1, EXPO_POOL, NULL,
 	    "Page pools the collector watches, by kind and state (alive, zombie)."),
@@ -139,24 +94,6 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_BIND_INFO, "devmemtop_binding_info", "gauge",
 	    -1, EXPO_BINDING, HW,
 	    "A devmem dmabuf binding (value 1); labels carry its layout and state."),
-	FAM(F_BIND_ALLOC_LAT, "devmemtop_binding_alloc_latency_seconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
-	    "Time per provider allocation call."),
-	FAM(F_BIND_ALLOC_NIOV_LAT, "devmemtop_binding_alloc_niov_latency_seconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW,
-	    "Time per niov within a provider allocation call."),
-	FAM(F_BIND_RELEASE_LAT, "devmemtop_binding_release_latency_seconds", "histogram",
-	    DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW,
-	    "Time to give one niov back to the binding."),
-	FAM(F_BIND_ALLOC_LAT_NS, "devmemtop_binding_alloc_latency_nanoseconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW "; " NATIVE,
-	    "Time per provider allocation call (native, exact log2 buckets; classic: _seconds)."),
-	FAM(F_BIND_ALLOC_NIOV_LAT_NS, "devmemtop_binding_alloc_niov_latency_nanoseconds", "histogram",
-	    DMT_M_BIND_ALLOC_LATENCY, EXPO_BINDING, HW "; " NATIVE,
-	    "Time per niov within a provider allocation call (native, exact log2 buckets; classic: _seconds)."),
-	FAM(F_BIND_RELEASE_LAT_NS, "devmemtop_binding_release_latency_nanoseconds", "histogram",
-	    DMT_M_BIND_FREE_LATENCY, EXPO_BINDING, HW "; " NATIVE,
-	    "Time to give one niov back to the binding (native, exact log2 buckets; classic: _seconds)."),
 
 	FAM(F_LEAKED_TOTAL, "devmemtop_leaked_niovs_total", "counter",
 	    DMT_M_BIND_LEAKS, EXPO_GLOBAL, NULL,
@@ -164,15 +101,6 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_BINDINGS_FREED, "devmemtop_bindings_freed_total", "counter",
 	    DMT_M_BIND_LIFECYCLE, EXPO_GLOBAL, NULL,
 	    "Devmem bindings seen freed since the exporter started."),
-	FAM(F_PROVIDER_CALLS, "devmemtop_devmem_provider_calls_total", "counter",
-	    DMT_M_BIND_PROVIDER_CALLS, EXPO_GLOBAL, NULL,
-	    "Calls into the devmem memory provider's allocator."),
-	FAM(F_DONTNEED_CALLS, "devmemtop_devmem_dontneed_calls_total", "counter",
-	    DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
-	    "SO_DEVMEM_DONTNEED calls."),
-	FAM(F_DONTNEED_TOKENS, "devmemtop_devmem_dontneed_tokens_total", "counter",
-	    DMT_M_DONTNEED_TOKENS, EXPO_GLOBAL, NULL,
-	    "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED."),
 
 	FAM(F_TOK_HOLDERS, "devmemtop_token_holder_sockets", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, NULL,
@@ -180,7 +108,8 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	FAM(F_TOK_HOLDER_TOKENS, "devmemtop_token_holder_tokens", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
 	    "Frag tokens held, per process and binding: the top " DMT_STR(EXPO_TOP_HOLDERS)
-	    " holders only (the rest: devmemtop_token_holder_others_tokens)."),
+	    " holders only (the rest: devmemtop_token_holder_others_tokens); a Kubernetes"
+	    " pod's process also has pod_uid and container_id."),
 	FAM(F_TOK_HOLDER_NIOVS, "devmemtop_token_holder_niovs", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
 	    "Niovs behind the frag tokens held, per process and binding (top holders only)."),
@@ -272,55 +201,94 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 };
 
 /*
- * The metric table's rows with a Prometheus name, as catalogue entries;
- * they come right after F_BIND_INFO, where render_bindings() puts them.
+ * The catalogue: the hand-written families above with the metric table's
+ * rows that have a Prometheus name after F_POOL_INFO (pool rows),
+ * F_BIND_INFO (binding rows) and F_BINDINGS_FREED (kernel-wide rows), in
+ * the order render_pools(), render_bindings() and render_global() write
+ * them (cat_rows()).
  */
-static struct expo_family table_fams[64];
-static size_t n_table_fams;
-static const struct mdef *table_rows[64];
-static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+struct cat_ent {
+	struct expo_family f;
+	const struct mdef *row;		/* NULL: a hand-written family */
+	bool native;			/* the row's native histogram twin */
+};
 
-static void table_init(void)
+static struct cat_ent cat[F__COUNT + 128];
+static size_t n_cat;
+static pthread_once_t cat_once = PTHREAD_ONCE_INIT;
+
+static void cat_add(const struct mdef *d, bool native)
 {
-	for (size_t i = 0; i < mdef_count && n_table_fams < ARRAY_SIZE(table_fams); i++) {
-		const struct mdef *d = &mdefs[i];
+	const char *absent = d->absent ? d->absent : d->obj == MO_BINDING ? HW : NULL;
+	struct expo_family *f;
 
-		if (!d->prom)
-			continue;
-		table_rows[n_table_fams] = d;
-		table_fams[n_table_fams++] = (struct expo_family){
-			.name = d->prom, .type = d->type == MT_COUNTER ? "counter" : "gauge",
-			.help = d->help, .gate = d->avail, .scope = EXPO_BINDING, .absent_why = HW,
-		};
+	if (n_cat >= ARRAY_SIZE(cat))
+		return;
+	f = &cat[n_cat].f;
+	cat[n_cat].row = d;
+	cat[n_cat++].native = native;
+	*f = (struct expo_family){
+		.name = native ? d->prom_native : d->prom,
+		.help = native ? d->native_help : d->help,
+		.type = d->kind != MK_SCALAR ? "histogram" : d->type == MT_COUNTER ? "counter" :
+			"gauge",
+		.gate = d->avail, .absent_why = absent,
+		.scope = d->obj == MO_POOL ? EXPO_POOL : d->obj == MO_BINDING ? EXPO_BINDING :
+			 EXPO_GLOBAL,
+	};
+	if (native)
+		f->absent_why = d->obj == MO_BINDING ? HW "; " NATIVE : NATIVE;
+}
+
+/*
+ * The rows of object kind obj: those with a place in the exposition from
+ * before the table (prom_seq) first, then scalars, then histograms, then
+ * the histograms' native twins, each in table order.
+ */
+static void cat_rows(enum mdef_obj obj)
+{
+	for (unsigned int seq = 1; seq < 256; seq++)
+		for (size_t i = 0; i < mdef_count; i++)
+			if (mdefs[i].obj == obj && mdefs[i].prom && mdefs[i].prom_seq == seq)
+				cat_add(&mdefs[i], false);
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < mdef_count; i++) {
+			const struct mdef *d = &mdefs[i];
+
+			if (d->obj != obj || !d->prom || d->prom_seq)
+				continue;
+			if (pass == 0 && d->kind == MK_SCALAR)
+				cat_add(d, false);
+			else if (pass == 1 && d->kind != MK_SCALAR)
+				cat_add(d, false);
+			else if (pass == 2 && d->prom_native)
+				cat_add(d, true);
+		}
 	}
 }
 
-static const struct expo_family *expo_family_of(const struct mdef *d)
+static void cat_init(void)
 {
-	pthread_once(&table_once, table_init);
-	for (size_t i = 0; i < n_table_fams; i++)
-		if (table_rows[i] == d)
-			return &table_fams[i];
-	return NULL;
+	for (int i = 0; i < F__COUNT; i++) {
+		cat[n_cat++].f = expo_families[i];
+		if (i == F_POOL_INFO)
+			cat_rows(MO_POOL);
+		else if (i == F_BIND_INFO)
+			cat_rows(MO_BINDING);
+		else if (i == F_BINDINGS_FREED)
+			cat_rows(MO_GLOBAL);
+	}
 }
 
 size_t expo_family_count(void)
 {
-	pthread_once(&table_once, table_init);
-	return F__COUNT + n_table_fams;
+	pthread_once(&cat_once, cat_init);
+	return n_cat;
 }
 
 const struct expo_family *expo_family_at(size_t i)
 {
-	size_t n = expo_family_count();
-
-	if (i >= n)
-		return NULL;
-	if (i <= F_BIND_INFO)
-		return &expo_families[i];
-	if (i <= F_BIND_INFO + n_table_fams)
-		return &table_fams[i - F_BIND_INFO - 1];
-	return &expo_families[i - n_table_fams];
+	return i < expo_family_count() ? &cat[i].f : NULL;
 }
 
 const struct expo_family *expo_family_find(const char *name)
@@ -382,6 +350,56 @@ static bool fam(struct promfmt *w, const struct dmt_snapshot *s, int f)
 		return false;
 	promfmt__family(w, expo_families[f].name, expo_families[f].type, expo_families[f].help);
 	return true;
+}
+
+/* Start the family of catalogue entry c (a table row) if its metric is available. */
+static bool row_fam(struct promfmt *w, const struct dmt_snapshot *s, size_t c)
+{
+	const struct expo_family *f = &cat[c].f;
+
+	if (!mdef_available(cat[c].row, s->avail))
+		return false;
+	promfmt__family(w, f->name, f->type, f->help);
+	return true;
+}
+
+/* One object's sample of a metric table row; nothing when unknown or not present. */
+static void render_row(struct promfmt *w, const struct mdef *d, bool native, const void *o,
+		       const struct prom_label *l, size_t nl)
+{
+	double v;
+
+	if (!mdef_present(d, o))
+		return;
+	if (d->kind == MK_BATCH) {
+		promfmt__hist_batch(w, l, nl, mdef_batch(d, o));
+		return;
+	}
+	if (d->kind == MK_LOG2) {
+		if (native)
+			promfmt__hist_log2_native(w, l, nl, mdef_log2(d, o));
+		else
+			promfmt__hist_log2(w, l, nl, mdef_log2(d, o), d->prom_div);
+		return;
+	}
+	if (!mdef_value(d, o, &v))
+		return;
+	switch (d->repr) {
+	case MR_U64:
+	case MR_U32:
+	case MR_U64_NZ:
+	case MR_U32_NZ:
+		promfmt__sample_u64(w, NULL, l, nl, NULL, NULL, mdef_raw(d, o));
+		break;
+	case MR_I64:
+	case MR_S64:
+	case MR_S32:
+		promfmt__sample_i64(w, NULL, l, nl, NULL, NULL, (int64_t)mdef_raw(d, o));
+		break;
+	default:
+		promfmt__sample(w, NULL, l, nl, NULL, NULL, v);
+		break;
+	}
 }
 
 /* Labels of one pool: pool_id, ifname, ifindex, queue, kind, netns. */
@@ -549,42 +567,15 @@ static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
 			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL + 4, NULL, NULL, 1);
 		}
 	}
-	if (fam(w, s, F_POOL_HOLDS))
+	/* the metric table's pool figures */
+	for (size_t c = 0; c < n_cat; c++) {
+		const struct mdef *d = cat[c].row;
+
+		if (!d || d->obj != MO_POOL || !row_fam(w, s, c))
+			continue;
 		FOR_POOLS(p)
-			if (!p->counters_unknown)
-				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->holds);
-	if (fam(w, s, F_POOL_RELEASES))
-		FOR_POOLS(p)
-			if (!p->counters_unknown)
-				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
-						    p->releases);
-	if (fam(w, s, F_POOL_INFLIGHT))
-		FOR_POOLS(p)
-			promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->inflight);
-	if (fam(w, s, F_POOL_NL_INFLIGHT))
-		FOR_POOLS(p)
-			if (p->netlink_inflight >= 0)
-				promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
-						    p->netlink_inflight);
-	if (fam(w, s, F_POOL_REFILL))
-		FOR_POOLS(p)
-			promfmt__hist_batch(w, pl.l, POOL_NLBL, &p->refill);
-	if (fam(w, s, F_POOL_DESTROY_INFLIGHT))
-		FOR_POOLS(p)
-			if (p->destroy_inflight >= 0)
-				promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
-						    p->destroy_inflight);
-	if (fam(w, s, F_POOL_DESTROY_ATTEMPTS))
-		FOR_POOLS(p)
-			if (p->destroy_inflight >= 0)
-				promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL,
-						    p->destroy_retries);
-	if (fam(w, s, F_POOL_NID))
-		FOR_POOLS(p)
-			promfmt__sample_i64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->nid);
-	if (fam(w, s, F_POOL_NID_CHANGES))
-		FOR_POOLS(p)
-			promfmt__sample_u64(w, NULL, pl.l, POOL_NLBL, NULL, NULL, p->nid_changes);
+			render_row(w, d, cat[c].native, p, pl.l, POOL_NLBL);
+	}
 #undef FOR_POOLS
 
 	if (fam(w, s, F_POOLS)) {
@@ -622,30 +613,6 @@ static void render_pools(struct promfmt *w, const struct dmt_snapshot *s,
 	}
 }
 
-/* One binding's sample of a metric table row; nothing when unknown. */
-static void render_mdef(struct promfmt *w, const struct mdef *d, const struct dmt_binding_snap *b,
-			const struct prom_label *l, size_t nl)
-{
-	double v;
-
-	if (!mdef_value(d, b, &v))
-		return;
-	switch (d->repr) {
-	case MR_U64:
-	case MR_U32:
-	case MR_U64_NZ:
-	case MR_U32_NZ:
-		promfmt__sample_u64(w, NULL, l, nl, NULL, NULL, mdef_raw(d, b));
-		break;
-	case MR_I64:
-		promfmt__sample_i64(w, NULL, l, nl, NULL, NULL, (int64_t)mdef_raw(d, b));
-		break;
-	default:
-		promfmt__sample(w, NULL, l, nl, NULL, NULL, v);
-		break;
-	}
-}
-
 static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 {
 	size_t nb = s->n_bindings;
@@ -665,36 +632,15 @@ static void render_bindings(struct promfmt *w, const struct dmt_snapshot *s)
 			promfmt__sample_u64(w, NULL, bl.l, BIND_NLBL + 2, NULL, NULL, 1);
 		}
 	}
-	/* the metric table's binding figures, in table order */
-	for (size_t m = 0; m < mdef_count; m++) {
-		const struct mdef *d = &mdefs[m];
-		const struct expo_family *f = expo_family_of(d);
+	/* the metric table's binding figures, in catalogue order */
+	for (size_t c = 0; c < n_cat; c++) {
+		const struct mdef *d = cat[c].row;
 
-		if (!f || !mdef_available(d, s->avail))
+		if (!d || d->obj != MO_BINDING || !row_fam(w, s, c))
 			continue;
-		promfmt__family(w, f->name, f->type, f->help);
 		FOR_BINDINGS(b)
-			render_mdef(w, d, b, bl.l, BIND_NLBL);
+			render_row(w, d, cat[c].native, b, bl.l, BIND_NLBL);
 	}
-	if (fam(w, s, F_BIND_ALLOC_LAT))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_ns, 1e9);
-	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns, 1e9);
-	if (fam(w, s, F_BIND_RELEASE_LAT))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2(w, bl.l, BIND_NLBL, &b->free_lat_ns, 1e9);
-	/* their native twins in ns (protobuf only; nothing in the text) */
-	if (fam(w, s, F_BIND_ALLOC_LAT_NS))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->alloc_lat_ns);
-	if (fam(w, s, F_BIND_ALLOC_NIOV_LAT_NS))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->alloc_lat_niov_ns);
-	if (fam(w, s, F_BIND_RELEASE_LAT_NS))
-		FOR_BINDINGS(b)
-			promfmt__hist_log2_native(w, bl.l, BIND_NLBL, &b->free_lat_ns);
 #undef FOR_BINDINGS
 }
 
@@ -705,12 +651,10 @@ static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, t->leaked_niovs);
 	if (fam(w, s, F_BINDINGS_FREED))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, t->bindings_freed);
-	if (fam(w, s, F_PROVIDER_CALLS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->provider_calls);
-	if (fam(w, s, F_DONTNEED_CALLS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_calls);
-	if (fam(w, s, F_DONTNEED_TOKENS))
-		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->dontneed_tokens);
+	/* the metric table's kernel-wide figures */
+	for (size_t c = 0; c < n_cat; c++)
+		if (cat[c].row && cat[c].row->obj == MO_GLOBAL && row_fam(w, s, c))
+			render_row(w, cat[c].row, cat[c].native, s, NULL, 0);
 }
 
 /*
@@ -722,6 +666,7 @@ static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
 struct holder_row {
 	uint32_t pid, binding;
 	const char *comm;
+	const char *cgroup;	/* of the row's largest socket */
 	uint64_t tokens, niovs, oldest_ns;
 };
 
@@ -744,7 +689,7 @@ static size_t holder_rows(const struct dmt_snapshot *s, struct holder_row *rows,
 				continue;
 			}
 			rows[n++] = (struct holder_row){ .pid = h->pid, .binding = h->binding_id,
-							 .comm = h->comm };
+							 .comm = h->comm, .cgroup = h->cgroup };
 		}
 		rows[k].tokens += h->tokens;
 		rows[k].niovs += h->niovs;
@@ -758,6 +703,8 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 {
 	struct holder_row rows[EXPO_TOP_HOLDERS];
 	char pid[EXPO_TOP_HOLDERS][16], bid[EXPO_TOP_HOLDERS][16];
+	struct podcg pc[EXPO_TOP_HOLDERS];
+	bool pods[EXPO_TOP_HOLDERS];
 	uint64_t others;
 	size_t n = holder_rows(s, rows, &others);
 
@@ -767,20 +714,29 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 	}
 	if (fam(w, s, F_TOK_HOLDERS))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->n_holders);
+	for (size_t i = 0; i < n; i++)
+		pods[i] = rows[i].cgroup[0] && !podcg__parse(rows[i].cgroup, &pc[i]);
 	for (int f = F_TOK_HOLDER_TOKENS; f <= F_TOK_HOLDER_OLDEST; f++) {
 		if (!n || !fam(w, s, f))
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			struct prom_label hl[3] = {
+			/*
+			 * A pod's: its uid and container id too. They belong
+			 * to the pid, so they add no series: at most
+			 * EXPO_TOP_HOLDERS rows either way.
+			 */
+			struct prom_label hl[5] = {
 				{ "pid", pid[i] }, { "comm", rows[i].comm },
 				{ "binding_id", bid[i] },
+				{ "pod_uid", pc[i].pod_uid }, { "container_id", pc[i].container_id },
 			};
+			size_t nl = !pods[i] ? 3 : pc[i].container_id[0] ? 5 : 4;
 			double age = rows[i].oldest_ns / 1e9;
 
 			if (f == F_TOK_HOLDER_OLDEST)
-				promfmt__sample(w, NULL, hl, 3, NULL, NULL, age);
+				promfmt__sample(w, NULL, hl, nl, NULL, NULL, age);
 			else
-				promfmt__sample_u64(w, NULL, hl, 3, NULL, NULL,
+				promfmt__sample_u64(w, NULL, hl, nl, NULL, NULL,
 						    f == F_TOK_HOLDER_TOKENS ? rows[i].tokens :
 						    rows[i].niovs);
 		}
@@ -894,6 +850,7 @@ int expo__render(struct promfmt *w, const struct expo_input *in)
 
 	if (!in->snap)
 		return -EINVAL;
+	pthread_once(&cat_once, cat_init);
 	sel = malloc((in->snap->n_pools ? in->snap->n_pools : 1) * sizeof(*sel));
 	if (!sel)
 		return -ENOMEM;

@@ -141,52 +141,41 @@ static bool match_binding(const struct gate_selector *s, const struct dmt_bindin
 	       (s->binding_id < 0 || s->binding_id == b->id);
 }
 
-/* Read the accumulated quantity of metric m from a pool/binding/snapshot. */
-static void read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o,
+/*
+ * Read the accumulated quantity of metric m from a pool/binding/snapshot:
+ * false when the object does not know it now (light mode lists pools it
+ * has not located yet with holds and releases unknown): no sample, never 0.
+ */
+static bool read_accum(enum gm_id m, const struct dmt_snapshot *s, const void *o,
 		       union accum *a)
 {
-	const struct dmt_pool_snap *p = o;
 	const struct dmt_binding_snap *b = o;
+	const struct mdef *md = gm_def(m)->mdef;
+	double v;
 
 	memset(a, 0, sizeof(*a));
+	if (md) {
+		/* a row of the metric table */
+		if (md->kind == MK_BATCH)
+			a->b = *mdef_batch(md, o);
+		else if (md->kind == MK_LOG2)
+			a->l = *mdef_log2(md, o);
+		else if (!mdef_value(md, o, &v))
+			return false;
+		else
+			a->c = (uint64_t)v;
+		return true;
+	}
 	switch (m) {
-	case GM_POOL_REFILL_BATCH: a->b = p->refill; break;
-	case GM_POOL_HOLDS: a->c = p->holds; break;
-	case GM_POOL_RELEASES: a->c = p->releases; break;
-	case GM_POOL_NID_CHANGES: a->c = p->nid_changes; break;
-	case GM_BIND_ALLOC_LATENCY: a->l = b->alloc_lat_ns; break;
-	case GM_BIND_ALLOC_LATENCY_NIOV: a->l = b->alloc_lat_niov_ns; break;
-	case GM_BIND_FREE_LATENCY: a->l = b->free_lat_ns; break;
 	case GM_BIND_NIOVS_PER_CALL:
 		a->c = b->alloc_niovs;
 		a->c2 = b->alloc_calls;
 		break;
-	case GM_DONTNEED_TOKENS: a->c = s->dontneed_tokens; break;
-	case GM_DONTNEED_CALLS: a->c = s->dontneed_calls; break;
 	case GM_TOOL_RINGBUF_DROPS: a->c = s->ringbuf_drops; break;
 	case GM_TOOL_MAP_FULL: a->c = s->map_full; break;
-	default: {
-		/* a counter row of the metric table */
-		const struct mdef *md = gm_def(m)->mdef;
-		double v;
-
-		if (md && mdef_value(md, b, &v))
-			a->c = (uint64_t)v;
-		break;
+	default: break;
 	}
-	}
-}
-
-/*
- * Light mode lists pools it has not located yet with holds and releases
- * unknown (counters_unknown): no sample, never a 0.
- */
-static bool accum_unknown(enum gm_id m, const struct gm_def *def, const void *src)
-{
-	const struct dmt_pool_snap *p = src;
-
-	return def->obj == GM_OBJ_POOL && (m == GM_POOL_HOLDS || m == GM_POOL_RELEASES) &&
-	       p->counters_unknown;
+	return true;
 }
 
 /* acc += what the quantity did from prev to cur: objtrack's one delta rule. */
@@ -246,7 +235,7 @@ static struct obj *obj_at(struct check_state *cs, int i, bool created)
 
 /*
  * An accumulating object seen in snapshot number e->n_snaps: a pool or a
- * binding (src), or the snapshot's global counters (src NULL). Which object
+ * binding (src), or the snapshot's global counters (src is s). Which object
  * it is comes from the tracker report uses too (objtrack.h).
  */
 static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_snapshot *s,
@@ -276,9 +265,8 @@ static int track(struct gate_eval *e, struct check_state *cs, const struct dmt_s
 			o->total = (int64_t)v;
 		return 0;
 	}
-	if (accum_unknown(m, def, src))
+	if (!read_accum(m, s, src, &cur))
 		return 0;
-	read_accum(m, s, src, &cur);
 	if (created || !o->known) {
 		/*
 		 * present from the start: count from there; appeared later: from
@@ -309,22 +297,27 @@ static void gauge_add(struct gauge *g, double v)
 	g->n++;
 }
 
-/* A gauge row of the metric table: sum or max over the matching bindings. */
+/* A gauge row of the metric table: sum or max over the matching objects. */
 static void sample_table_gauge(struct check_state *cs, const struct dmt_snapshot *s, double *sum,
 			       bool *any)
 {
 	const struct gm_def *d = gm_def(cs->chk->metric);
+	const struct mdef *md = d->mdef;
 	double v;
 
-	if (!d->mdef)
+	if (!md)
 		return;
-	for (size_t i = 0; i < s->n_bindings; i++) {
-		const struct dmt_binding_snap *b = &s->bindings[i];
+	for (size_t i = 0; i < mdef_obj_count(md, s); i++) {
+		const void *o = mdef_obj_at(md, s, i);
 
-		if (!match_binding(&cs->chk->sel, b) || !mdef_value(d->mdef, b, &v))
+		if (md->obj == MO_POOL && !match_pool(&cs->chk->sel, o))
+			continue;
+		if (md->obj == MO_BINDING && !match_binding(&cs->chk->sel, o))
+			continue;
+		if (!mdef_value(md, o, &v))
 			continue;
 		v *= d->scale;
-		if (d->mdef->agg == MA_SUM)
+		if (md->agg == MA_SUM)
 			*sum += v;
 		else if (!*any || v > *sum)
 			*sum = v;
@@ -341,31 +334,19 @@ static void sample_gauge(struct check_state *cs, const struct dmt_snapshot *s)
 	bool any = false;
 
 	switch (m) {
-	case GM_POOL_INFLIGHT:
 	case GM_POOL_COUNT:
 	case GM_POOL_ZOMBIES:
-	case GM_POOL_DESTROY_INFLIGHT:
 		for (size_t i = 0; i < s->n_pools; i++) {
 			const struct dmt_pool_snap *p = &s->pools[i];
 
 			if (!match_pool(sel, p))
 				continue;
-			if (m == GM_POOL_INFLIGHT) {
-				v += p->inflight;
-				any = true;
-			} else if (m == GM_POOL_DESTROY_INFLIGHT) {
-				if (p->destroy_inflight >= 0) {
-					v += p->destroy_inflight;
-					any = true;
-				}
-			} else if (m == GM_POOL_COUNT) {
+			if (m == GM_POOL_COUNT)
 				v += p->state != DMT_POOL_DESTROYED;
-			} else {
+			else
 				v += p->state == DMT_POOL_ZOMBIE;
-			}
 		}
-		if (m == GM_POOL_COUNT || m == GM_POOL_ZOMBIES)
-			any = true;
+		any = true;
 		break;
 	case GM_BIND_COUNT:
 		for (size_t i = 0; i < s->n_bindings; i++)
@@ -398,7 +379,7 @@ int gate_eval__add(struct gate_eval *e, const struct dmt_snapshot *s)
 			continue;
 		}
 		if (d->obj == GM_OBJ_GLOBAL) {
-			err = track(e, cs, s, NULL);
+			err = track(e, cs, s, s);
 		} else if (d->obj == GM_OBJ_POOL) {
 			err = 0;
 			for (size_t j = 0; !err && j < s->n_pools; j++)

@@ -24,39 +24,29 @@
 #include "util.h"
 
 #define P(id, n, o, t, u, a, h) [id] = { n, o, t, u, a, h, NULL, 1 }
+/* a metric table row's place in the list (gm_init() fills it from the row) */
+#define R(id, n) [id] = { .name = n }
 static struct gm_def gm_defs[GM__STATIC + 64] = {
-	P(GM_POOL_REFILL_BATCH, "pool.refill_batch", GM_OBJ_POOL, GM_HIST_BATCH, GM_UNIT_NONE,
-	  DMT_M_POOL_REFILL, "items per page pool refill (alloc cache fill)"),
-	P(GM_POOL_HOLDS, "pool.holds", GM_OBJ_POOL, GM_COUNTER, GM_UNIT_NONE,
-	  DMT_M_POOL_HOLDS, "pages/niovs handed out by the pool"),
-	P(GM_POOL_RELEASES, "pool.releases", GM_OBJ_POOL, GM_COUNTER, GM_UNIT_NONE,
-	  DMT_M_POOL_RELEASES, "pages/niovs returned to the pool"),
-	P(GM_POOL_INFLIGHT, "pool.inflight", GM_OBJ_POOL, GM_GAUGE, GM_UNIT_NONE,
-	  DMT_M_POOL_INFLIGHT, "hold - release, summed over matching pools"),
+	R(GM_POOL_REFILL_BATCH, "pool.refill_batch"),
+	R(GM_POOL_HOLDS, "pool.holds"),
+	R(GM_POOL_RELEASES, "pool.releases"),
+	R(GM_POOL_INFLIGHT, "pool.inflight"),
 	P(GM_POOL_COUNT, "pool.count", GM_OBJ_POOL, GM_GAUGE, GM_UNIT_NONE,
 	  DMT_M_POOL_HOLDS, "matching pools present in a snapshot"),
 	P(GM_POOL_ZOMBIES, "pool.zombies", GM_OBJ_POOL, GM_GAUGE, GM_UNIT_NONE,
 	  DMT_M_POOL_DESTROY, "destroyed pools with items still in flight"),
-	P(GM_POOL_DESTROY_INFLIGHT, "pool.destroy_inflight", GM_OBJ_POOL, GM_GAUGE,
-	  GM_UNIT_NONE, DMT_M_POOL_DESTROY, "items in flight at page_pool_release, summed"),
-	P(GM_POOL_NID_CHANGES, "pool.nid_changes", GM_OBJ_POOL, GM_COUNTER, GM_UNIT_NONE,
-	  DMT_M_POOL_NID, "NUMA node changes of the pool"),
-	P(GM_BIND_ALLOC_LATENCY, "binding.alloc_latency", GM_OBJ_BINDING, GM_HIST_LOG2,
-	  GM_UNIT_NS, DMT_M_BIND_ALLOC_LATENCY, "provider allocation call latency"),
-	P(GM_BIND_ALLOC_LATENCY_NIOV, "binding.alloc_latency_per_niov", GM_OBJ_BINDING,
-	  GM_HIST_LOG2, GM_UNIT_NS, DMT_M_BIND_ALLOC_LATENCY,
-	  "provider allocation latency divided by niovs returned"),
-	P(GM_BIND_FREE_LATENCY, "binding.free_latency", GM_OBJ_BINDING, GM_HIST_LOG2,
-	  GM_UNIT_NS, DMT_M_BIND_FREE_LATENCY, "niov release latency"),
+	R(GM_POOL_DESTROY_INFLIGHT, "pool.destroy_inflight"),
+	R(GM_POOL_NID_CHANGES, "pool.nid_changes"),
+	R(GM_BIND_ALLOC_LATENCY, "binding.alloc_latency"),
+	R(GM_BIND_ALLOC_LATENCY_NIOV, "binding.alloc_latency_per_niov"),
+	R(GM_BIND_FREE_LATENCY, "binding.free_latency"),
 	P(GM_BIND_NIOVS_PER_CALL, "binding.niovs_per_call", GM_OBJ_BINDING, GM_RATIO,
 	  GM_UNIT_NONE, DMT_M_BIND_PROVIDER_CALLS,
 	  "niovs taken per provider allocation call over the run (bulk refill)"),
 	P(GM_BIND_COUNT, "binding.count", GM_OBJ_BINDING, GM_GAUGE, GM_UNIT_NONE,
 	  DMT_M_BIND_LIFECYCLE, "matching bindings present in a snapshot"),
-	P(GM_DONTNEED_TOKENS, "dontneed.tokens", GM_OBJ_GLOBAL, GM_COUNTER, GM_UNIT_NONE,
-	  DMT_M_DONTNEED_TOKENS, "tokens returned with SO_DEVMEM_DONTNEED"),
-	P(GM_DONTNEED_CALLS, "dontneed.calls", GM_OBJ_GLOBAL, GM_COUNTER, GM_UNIT_NONE,
-	  DMT_M_DONTNEED_TOKENS, "SO_DEVMEM_DONTNEED calls"),
+	R(GM_DONTNEED_TOKENS, "dontneed.tokens"),
+	R(GM_DONTNEED_CALLS, "dontneed.calls"),
 	P(GM_TOOL_RINGBUF_DROPS, "tool.ringbuf_drops", GM_OBJ_GLOBAL, GM_COUNTER,
 	  GM_UNIT_NONE, -1, "events lost because the ring buffer was full"),
 	P(GM_TOOL_MAP_FULL, "tool.map_full", GM_OBJ_GLOBAL, GM_COUNTER, GM_UNIT_NONE, -1,
@@ -65,43 +55,64 @@ static struct gm_def gm_defs[GM__STATIC + 64] = {
 	  "time one snapshot took"),
 };
 #undef P
+#undef R
 
 static int gm_n;
 static pthread_once_t gm_once = PTHREAD_ONCE_INIT;
 
-/* Append the metric table's rows that have a gate name. */
-static void gm_init(void)
+/* The vocabulary entry of a metric table row. */
+static struct gm_def gm_of_row(const struct mdef *m)
 {
 	static const enum gm_type types[] = {
 		[MT_COUNTER] = GM_COUNTER, [MT_GAUGE] = GM_GAUGE, [MT_TOTAL] = GM_TOTAL,
 	};
 	static const enum gm_unit units[] = {
 		[MU_NIOVS] = GM_UNIT_NONE, [MU_BYTES] = GM_UNIT_BYTES, [MU_RATIO] = GM_UNIT_PCT,
-		[MU_NS] = GM_UNIT_NS,
+		[MU_NS] = GM_UNIT_NS, [MU_ITEMS] = GM_UNIT_NONE,
+	};
+	static const enum gm_object objs[] = {
+		[MO_POOL] = GM_OBJ_POOL, [MO_BINDING] = GM_OBJ_BINDING, [MO_GLOBAL] = GM_OBJ_GLOBAL,
 	};
 
+	return (struct gm_def){
+		.name = m->name, .obj = objs[m->obj],
+		.type = m->kind == MK_BATCH ? GM_HIST_BATCH : m->kind == MK_LOG2 ? GM_HIST_LOG2 :
+			types[m->type],
+		.unit = units[m->unit], .avail = m->avail,
+		.help = m->gate_help ? m->gate_help : m->help, .mdef = m,
+		.scale = m->unit == MU_RATIO ? 100 : 1, .better = m->better,
+	};
+}
+
+/*
+ * Fill the places the list keeps for metric table rows (R above), then
+ * append the other rows that have a gate name, in table order.
+ */
+static void gm_init(void)
+{
 	static const struct { enum gm_id id; enum mdef_better b; } dirs[] = {
-		{ GM_POOL_REFILL_BATCH, MB_HIGHER }, { GM_POOL_ZOMBIES, MB_LOWER },
-		{ GM_POOL_DESTROY_INFLIGHT, MB_LOWER }, { GM_BIND_ALLOC_LATENCY, MB_LOWER },
-		{ GM_BIND_ALLOC_LATENCY_NIOV, MB_LOWER }, { GM_BIND_FREE_LATENCY, MB_LOWER },
-		{ GM_BIND_NIOVS_PER_CALL, MB_HIGHER }, { GM_TOOL_RINGBUF_DROPS, MB_LOWER },
+		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_NIOVS_PER_CALL, MB_HIGHER },
+		{ GM_TOOL_RINGBUF_DROPS, MB_LOWER },
 		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
 	};
+	bool placed[64] = { false };
 
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		gm_defs[dirs[i].id].better = dirs[i].b;
-	gm_n = GM__STATIC;
-	for (size_t i = 0; i < mdef_count && gm_n < (int)ARRAY_SIZE(gm_defs); i++) {
-		const struct mdef *m = &mdefs[i];
-
-		if (!m->gate)
-			continue;
-		gm_defs[gm_n++] = (struct gm_def){
-			.name = m->name, .obj = GM_OBJ_BINDING, .type = types[m->type],
-			.unit = units[m->unit], .avail = m->avail, .help = m->help, .mdef = m,
-			.scale = m->unit == MU_RATIO ? 100 : 1, .better = m->better,
-		};
+	for (int k = 0; k < GM__STATIC; k++) {
+		for (size_t i = 0; i < mdef_count && i < ARRAY_SIZE(placed); i++) {
+			if (gm_defs[k].help || !mdefs[i].gate)
+				continue;
+			if (!strcmp(mdefs[i].name, gm_defs[k].name)) {
+				gm_defs[k] = gm_of_row(&mdefs[i]);
+				placed[i] = true;
+			}
+		}
 	}
+	gm_n = GM__STATIC;
+	for (size_t i = 0; i < mdef_count && gm_n < (int)ARRAY_SIZE(gm_defs); i++)
+		if (mdefs[i].gate && !(i < ARRAY_SIZE(placed) && placed[i]))
+			gm_defs[gm_n++] = gm_of_row(&mdefs[i]);
 }
 
 int gm_count(void)
@@ -214,7 +225,7 @@ void gm_list(FILE *f)
 		const struct gm_def *d = &gm_defs[i];
 		const char *agg = "";
 
-		if (d->mdef && d->type == GM_GAUGE)
+		if (d->mdef && d->type == GM_GAUGE && d->obj == GM_OBJ_BINDING)
 			agg = d->mdef->agg == MA_MAX ? " (max over matching bindings)" :
 						      " (summed over matching bindings)";
 		fprintf(f, "%-32s %-9s %-5s %-34s %-6s %s%s\n", d->name, types[d->type],

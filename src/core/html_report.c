@@ -5,6 +5,7 @@
  * as <svg>, tooltips as SVG <title>; no script and no URL, so the file
  * opens offline and can be attached to a patch series or a CI run.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <math.h>
@@ -16,8 +17,10 @@
 #include "gate_spec.h"
 #include "hist.h"
 #include "html_report.h"
+#include "metrics.h"
 #include "objtrack.h"
 #include "outstream.h"
+#include "podcg.h"
 #include "util.h"
 
 struct html_pt {
@@ -378,10 +381,11 @@ static void polyline(FILE *f, const struct html_run *r, enum series_id id, const
 	}
 }
 
-static void why_no_data(char *buf, size_t len, const struct html_run *r, enum dmt_metric m,
+/* m: the enum dmt_metric the figure needs, -1 always there */
+static void why_no_data(char *buf, size_t len, const struct html_run *r, int m,
 			const char *what)
 {
-	if (r->have_avail && !r->avail[m].available)
+	if (m >= 0 && m < DMT_M__COUNT && r->have_avail && !r->avail[m].available)
 		snprintf(buf, len, "unavailable: %s", r->avail[m].reason);
 	else
 		snprintf(buf, len, "no %s in this run", what);
@@ -643,13 +647,24 @@ static void hist_log2_chart(FILE *f, const char *key, const char *cls, const cha
 	chart_bars(f, &bars);
 }
 
-enum lat_kind { LAT_ALLOC, LAT_ALLOC_NIOV, LAT_FREE };
-
-/* Over the run (objtrack.h): each step's difference, never a wrapped one. */
-static const struct hist_log2 *bind_lat(const struct objrun_binding *t, enum lat_kind k)
+/*
+ * A binding histogram row over the run (objtrack.h): each step's
+ * difference, never a wrapped one.
+ */
+static const struct hist_log2 *bind_lat(const struct objrun_binding *t, const struct mdef *d)
 {
-	return k == LAT_ALLOC ? &t->run.alloc_lat_ns :
-	       k == LAT_ALLOC_NIOV ? &t->run.alloc_lat_niov_ns : &t->run.free_lat_ns;
+	return mdef_log2(d, &t->run);
+}
+
+/* Its key in the page: the row's name without "binding." */
+static const char *lat_key(const struct mdef *d)
+{
+	return d->name + strlen("binding.");
+}
+
+static const char *lat_title(const struct mdef *d)
+{
+	return d->title_long ? d->title_long : d->title;
 }
 
 static void all_refill(const struct html_run *r, struct hist_batch *h)
@@ -659,26 +674,12 @@ static void all_refill(const struct html_run *r, struct hist_batch *h)
 		hist_batch_merge(h, &r->run.pools[i].run.refill);
 }
 
-static void all_lat(const struct html_run *r, enum lat_kind k, struct hist_log2 *h)
+static void all_lat(const struct html_run *r, const struct mdef *d, struct hist_log2 *h)
 {
 	memset(h, 0, sizeof(*h));
 	for (size_t i = 0; r && i < r->run.n_binds; i++)
-		hist_log2_merge(h, bind_lat(&r->run.binds[i], k));
+		hist_log2_merge(h, bind_lat(&r->run.binds[i], d));
 }
-
-static const char *const lat_title[] = {
-	[LAT_ALLOC] = "provider alloc latency",
-	[LAT_ALLOC_NIOV] = "provider alloc latency per niov",
-	[LAT_FREE] = "niov free latency",
-};
-static const char *const lat_key[] = {
-	[LAT_ALLOC] = "alloc_latency", [LAT_ALLOC_NIOV] = "alloc_latency_per_niov",
-	[LAT_FREE] = "free_latency",
-};
-static const enum dmt_metric lat_metric[] = {
-	[LAT_ALLOC] = DMT_M_BIND_ALLOC_LATENCY, [LAT_ALLOC_NIOV] = DMT_M_BIND_ALLOC_LATENCY,
-	[LAT_FREE] = DMT_M_BIND_FREE_LATENCY,
-};
 
 /* The frag token histograms (snapshot-wide), over the run. */
 static const struct {
@@ -748,21 +749,25 @@ static void histograms(FILE *f, const struct html_run *cand, const struct html_r
 		esc(f, why);
 		fprintf(f, "</p>\n");
 	}
-	for (int k = LAT_ALLOC; k <= LAT_FREE; k++) {
-		all_lat(cand, k, &lc);
-		all_lat(base, k, &lb);
-		snprintf(key, sizeof(key), "%s:all", lat_key[k]);
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+
+		if (!mdef_bind_view_hist(d))
+			continue;
+		all_lat(cand, d, &lc);
+		all_lat(base, d, &lb);
+		snprintf(key, sizeof(key), "%s:all", lat_key(d));
 		if (!lc.count && !lb.count) {
-			why_no_data(why, sizeof(why), cand, lat_metric[k], "devmem binding sample");
+			why_no_data(why, sizeof(why), cand, d->avail, "devmem binding sample");
 			fprintf(f, "<p class=\"nodata\" data-hist=\"%s\">%s: no data: ", key,
-				lat_title[k]);
+				lat_title(d));
 			esc(f, why);
 			fprintf(f, "</p>\n");
 			continue;
 		}
-		snprintf(title, sizeof(title), "%c%s, all bindings", lat_title[k][0] - 32,
-			 lat_title[k] + 1);
-		hist_log2_chart(f, key, "cand", title, &lc, base ? &lb : NULL, true);
+		snprintf(title, sizeof(title), "%c%s, all bindings", toupper(lat_title(d)[0]),
+			 lat_title(d) + 1);
+		hist_log2_chart(f, key, "cand", title, &lc, base ? &lb : NULL, d->unit == MU_NS);
 		shown++;
 	}
 	token_histograms(f, cand, base);
@@ -792,15 +797,20 @@ static void histograms(FILE *f, const struct html_run *cand, const struct html_r
 		for (size_t i = 0; i < r->run.n_binds; i++) {
 			const struct dmt_binding_snap *b = &r->run.binds[i].last;
 
-			for (int k = LAT_ALLOC; k <= LAT_FREE; k++) {
-				lc = *bind_lat(&r->run.binds[i], k);
+			for (size_t k = 0; k < mdef_count; k++) {
+				const struct mdef *d = &mdefs[k];
+
+				if (!mdef_bind_view_hist(d))
+					continue;
+				lc = *bind_lat(&r->run.binds[i], d);
 				if (!lc.count)
 					continue;
-				snprintf(key, sizeof(key), "%s%s:binding-%u", kp, lat_key[k], b->id);
+				snprintf(key, sizeof(key), "%s%s:binding-%u", kp, lat_key(d),
+					 b->id);
 				snprintf(title, sizeof(title), "%sBinding %u (%s): %s", who, b->id,
-					 ifname_or(b->ifname), lat_title[k]);
+					 ifname_or(b->ifname), lat_title(d));
 				hist_log2_chart(f, key, w ? "base" : "cand", title, &lc, NULL,
-						true);
+						d->unit == MU_NS);
 			}
 		}
 	}
@@ -1001,6 +1011,41 @@ static void binding_rows(FILE *f, const struct html_run *r)
 	}
 }
 
+/* Frag token holders at their peak, with their pod and cgroup (issue 24). */
+static void holder_rows(FILE *f, const struct html_run *r)
+{
+	fprintf(f, "<table id=\"holders\">\n<tr><th>pid</th><th>process</th><th>binding</th>"
+		"<th>tokens (most)</th><th>niovs</th><th>oldest token</th><th>pod uid</th>"
+		"<th>container</th><th>cgroup</th></tr>\n");
+	for (size_t i = 0; i < r->run.n_holders; i++) {
+		const struct objrun_holder *h = &r->run.holders[i];
+		struct podcg pc;
+		bool pod = h->cgroup[0] && !podcg__parse(h->cgroup, &pc);
+		char ctr[96] = "-";
+
+		if (pod && pc.container_id[0])
+			snprintf(ctr, sizeof(ctr), "%s%s%s", pc.runtime, pc.runtime[0] ? "://" : "",
+				 pc.container_id);
+		fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
+		esc(f, h->comm[0] ? h->comm : "?");
+		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td><td>%.2f s</td><td>",
+			h->binding_id, (unsigned long long)h->tokens, (unsigned long long)h->niovs,
+			h->oldest_age_ns / 1e9);
+		esc(f, pod ? pc.pod_uid : "-");
+		fprintf(f, "</td><td>");
+		esc(f, ctr);
+		fprintf(f, "</td><td>");
+		if (h->cgroup[0])
+			esc(f, h->cgroup);
+		else if (h->cgroup_id)
+			fprintf(f, "id %llu (path unknown)", (unsigned long long)h->cgroup_id);
+		else
+			fprintf(f, "?");
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>\n");
+}
+
 static void objects(FILE *f, const struct html_run *r)
 {
 	fprintf(f, "<section id=\"objects\">\n<h2>Page pools and bindings</h2>\n");
@@ -1016,6 +1061,8 @@ static void objects(FILE *f, const struct html_run *r)
 		binding_rows(f, r);
 		fprintf(f, "</table>\n");
 	}
+	if (r->run.n_holders)
+		holder_rows(f, r);
 	fprintf(f, "</section>\n");
 }
 
@@ -1110,6 +1157,7 @@ static const char css[] =
 	"th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}\n"
 	"th{background:#f6f8fa}table.facts th{width:210px}\n"
 	"#thresholds td{white-space:nowrap}#thresholds td:last-child{white-space:normal}\n"
+	"#holders td{word-break:break-all}\n"
 	"td.yes{color:#1a7f37}td.no{color:#9a6700}\n"
 	"tr.pass td.status{background:#dafbe1;color:#1a7f37;font-weight:bold}\n"
 	"tr.fail td.status{background:#ffebe9;color:#cf222e;font-weight:bold}\n"

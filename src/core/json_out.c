@@ -4,6 +4,7 @@
 #include <string.h>
 #include "json_out.h"
 #include "metrics.h"
+#include "podcg.h"
 #include "textsafe.h"
 #include "util.h"
 
@@ -100,7 +101,52 @@ struct json_object *json_batch_hist(const struct hist_batch *h)
 	return o;
 }
 
-static struct json_object *json_pool(const struct dmt_pool_snap *p)
+/* A metric table row: null when unavailable on this kernel or unknown. */
+static struct json_object *json_mdef(const struct mdef *d, const void *o,
+				     const struct dmt_availability *avail)
+{
+	double v;
+
+	if (!d->json_always && !mdef_available(d, avail))
+		return NULL;
+	if (d->kind == MK_LOG2)
+		return json_log2_hist(mdef_log2(d, o), 1);
+	if (d->kind == MK_BATCH)
+		return json_batch_hist(mdef_batch(d, o));
+	if (!mdef_value(d, o, &v))
+		return NULL;
+	switch (d->repr) {
+	case MR_U64:
+	case MR_U32:
+	case MR_U64_NZ:
+	case MR_U32_NZ:
+		return json_object_new_uint64(mdef_raw(d, o));
+	case MR_I64:
+	case MR_S64:
+	case MR_S32:
+		return json_object_new_int64((int64_t)mdef_raw(d, o));
+	case MR_F64:
+		return json_object_new_double(v);
+	case MR_DERIVED:
+		break;
+	}
+	return d->integral ? json_object_new_int64((int64_t)v) : json_object_new_double(v);
+}
+
+/* The rows of object kind obj with a JSON key: scalars (hists false) or histograms. */
+static void json_rows(struct json_object *j, enum mdef_obj obj, bool hists, const void *o,
+		      const struct dmt_availability *avail)
+{
+	for (size_t i = 0; i < mdef_count; i++) {
+		const struct mdef *d = &mdefs[i];
+
+		if (d->obj == obj && d->json && (d->kind != MK_SCALAR) == hists)
+			json_object_object_add(j, d->json, json_mdef(d, o, avail));
+	}
+}
+
+static struct json_object *json_pool(const struct dmt_pool_snap *p,
+				     const struct dmt_availability *avail)
 {
 	struct json_object *o = json_object_new_object();
 	char addr[32];
@@ -120,51 +166,9 @@ static struct json_object *json_pool(const struct dmt_pool_snap *p)
 	add_str(o, "attribution", dmt_attr_src_name(p->attr_src));
 	json_object_object_add(o, "netlink_listed", json_object_new_boolean(p->netlink_listed));
 	add_str(o, "state", dmt_pool_state_name(p->state));
-	json_object_object_add(o, "nid", json_object_new_int(p->nid));
-	add_u64(o, "nid_changes", p->nid_changes);
-	if (p->counters_unknown) {
-		json_object_object_add(o, "holds", NULL);
-		json_object_object_add(o, "releases", NULL);
-		json_object_object_add(o, "holds_page", NULL);
-		json_object_object_add(o, "holds_niov", NULL);
-	} else {
-		add_u64(o, "holds", p->holds);
-		add_u64(o, "releases", p->releases);
-		add_u64(o, "holds_page", p->holds_page);
-		add_u64(o, "holds_niov", p->holds_niov);
-	}
-	json_object_object_add(o, "hold_rate", json_object_new_double(p->hold_rate));
-	json_object_object_add(o, "release_rate", json_object_new_double(p->release_rate));
-	json_object_object_add(o, "inflight", json_object_new_int64(p->inflight));
-	add_int_or_null(o, "netlink_inflight", p->netlink_inflight);
-	add_int_or_null(o, "destroy_inflight", p->destroy_inflight);
-	add_u64(o, "destroy_retries", p->destroy_retries);
-	json_object_object_add(o, "refill_batch", json_batch_hist(&p->refill));
+	json_rows(o, MO_POOL, false, p, avail);
+	json_rows(o, MO_POOL, true, p, avail);
 	return o;
-}
-
-/* A metric table row: null when unavailable on this kernel or unknown. */
-static struct json_object *json_mdef(const struct mdef *d, const struct dmt_binding_snap *b,
-				     const struct dmt_availability *avail)
-{
-	double v;
-
-	if (!mdef_available(d, avail) || !mdef_value(d, b, &v))
-		return NULL;
-	switch (d->repr) {
-	case MR_U64:
-	case MR_U32:
-	case MR_U64_NZ:
-	case MR_U32_NZ:
-		return json_object_new_uint64(mdef_raw(d, b));
-	case MR_I64:
-		return json_object_new_int64((int64_t)mdef_raw(d, b));
-	case MR_F64:
-		return json_object_new_double(v);
-	case MR_DERIVED:
-		break;
-	}
-	return d->integral ? json_object_new_int64((int64_t)v) : json_object_new_double(v);
 }
 
 static struct json_object *json_binding(const struct dmt_binding_snap *b,
@@ -178,17 +182,29 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b,
 	add_str(o, "layout", b->layout);
 	json_object_object_add(o, "alive", json_object_new_boolean(b->alive));
 	json_object_object_add(o, "unbound", json_object_new_boolean(b->unbound));
-	for (size_t i = 0; i < mdef_count; i++)
-		if (mdefs[i].json)
-			json_object_object_add(o, mdefs[i].json, json_mdef(&mdefs[i], b, avail));
+	json_rows(o, MO_BINDING, false, b, avail);
 	/* null held figures say why, when the hooks are there */
 	json_object_object_add(o, "held_reason", b->held_why ?
 			       json_object_new_string(dmt_held_why_text(b->held_why)) : NULL);
-	json_object_object_add(o, "alloc_latency_ns", json_log2_hist(&b->alloc_lat_ns, 1));
-	json_object_object_add(o, "alloc_latency_per_niov_ns",
-			       json_log2_hist(&b->alloc_lat_niov_ns, 1));
-	json_object_object_add(o, "free_latency_ns", json_log2_hist(&b->free_lat_ns, 1));
+	json_rows(o, MO_BINDING, true, b, avail);
 	return o;
+}
+
+/*
+ * A holder's cgroup (issue 24): its id, path, and the pod and container the
+ * path names; each null when unknown or not a Kubernetes pod.
+ */
+static void json_holder_cgroup(struct json_object *o, const struct dmt_holder_snap *h)
+{
+	struct podcg pc;
+	bool pod = h->cgroup[0] && !podcg__parse(h->cgroup, &pc);
+
+	json_object_object_add(o, "cgroup_id",
+			       h->cgroup_id ? json_object_new_uint64(h->cgroup_id) : NULL);
+	json_object_object_add(o, "cgroup", json_name(h->cgroup));
+	json_object_object_add(o, "pod_uid", pod ? jstr(pc.pod_uid) : NULL);
+	json_object_object_add(o, "container_id", pod ? json_name(pc.container_id) : NULL);
+	json_object_object_add(o, "container_runtime", pod ? json_name(pc.runtime) : NULL);
 }
 
 /* Sockets holding frag tokens: null when the token hooks are not there. */
@@ -221,6 +237,7 @@ static struct json_object *json_holders(const struct dmt_snapshot *s)
 				"without SO_DEVMEM_AUTORELEASE tokens are counted per niov of "
 				"the binding: any socket of it may return them, references "
 				"left are drained at unbind"));
+		json_holder_cgroup(o, h);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -285,19 +302,13 @@ struct json_object *json_snapshot(const struct dmt_snapshot *s)
 	json_object_object_add(o, "metrics", av);
 	json_object_object_add(o, "unavailable", unav);
 	for (size_t i = 0; i < s->n_pools; i++)
-		json_object_array_add(pools, json_pool(&s->pools[i]));
+		json_object_array_add(pools, json_pool(&s->pools[i], s->avail));
 	json_object_object_add(o, "pools", pools);
 	for (size_t i = 0; i < s->n_bindings; i++)
 		json_object_array_add(binds, json_binding(&s->bindings[i], s->avail));
 	json_object_object_add(o, "bindings", binds);
-	json_object_object_add(o, "dontneed_tokens", s->avail[DMT_M_DONTNEED_TOKENS].available ?
-			       json_object_new_uint64(s->dontneed_tokens) : NULL);
-	/* the same hook counts the calls: Prometheus and gate have them too */
-	json_object_object_add(o, "dontneed_calls", s->avail[DMT_M_DONTNEED_TOKENS].available ?
-			       json_object_new_uint64(s->dontneed_calls) : NULL);
-	json_object_object_add(o, "provider_calls",
-			       s->avail[DMT_M_BIND_PROVIDER_CALLS].available ?
-			       json_object_new_uint64(s->provider_calls) : NULL);
+	json_rows(o, MO_GLOBAL, false, s, s->avail);
+	json_rows(o, MO_GLOBAL, true, s, s->avail);
 	json_object_object_add(o, "holders", json_holders(s));
 	json_object_object_add(o, "token_cost", json_token_cost(s));
 	add_u64(health, "ringbuf_drops", s->ringbuf_drops);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The metric table (metrics.h). Row order is output order: JSON keys and
- * Prometheus families come out in it.
+ * Prometheus families come out in it (the families that predate the table
+ * keep their place with prom_seq).
  */
 #include <string.h>
 #include "metrics.h"
@@ -23,28 +24,129 @@ static bool bytes_of(double niovs, bool known, const struct dmt_binding_snap *b,
 	return true;
 }
 
-static bool used_bytes(const struct dmt_binding_snap *b, double *v)
+static bool used_bytes(const void *o, double *v)
 {
+	const struct dmt_binding_snap *b = o;
 	double n = 0;
 	bool k = used_niovs(b, &n);
 
 	return bytes_of(n, k, b, v);
 }
 
-static bool free_bytes(const struct dmt_binding_snap *b, double *v)
+static bool free_bytes(const void *o, double *v)
 {
+	const struct dmt_binding_snap *b = o;
+
 	return bytes_of((double)b->free_niovs, b->free_niovs >= 0, b, v);
 }
 
-static bool in_pools_bytes(const struct dmt_binding_snap *b, double *v)
+static bool in_pools_bytes(const void *o, double *v)
 {
+	const struct dmt_binding_snap *b = o;
+
 	return bytes_of((double)b->in_pools, b->in_pools >= 0, b, v);
+}
+
+/* Light mode lists pools it has not located yet: holds and releases unknown. */
+static bool pool_counters_known(const void *o)
+{
+	return !((const struct dmt_pool_snap *)o)->counters_unknown;
+}
+
+/* The destroy figures have a series only for a pool being destroyed. */
+static bool pool_destroy_seen(const void *o)
+{
+	return ((const struct dmt_pool_snap *)o)->destroy_inflight >= 0;
 }
 
 #define F(field, r) .off = offsetof(struct dmt_binding_snap, field), .repr = r
 #define D(fn) .repr = MR_DERIVED, .derive = fn, .integral = true
+#define BH(field) .kind = MK_LOG2, .off = offsetof(struct dmt_binding_snap, field), \
+		  .json_always = true
+/* a page pool's field; JSON version 1 shows every pool figure */
+#define PF(field, r) .obj = MO_POOL, .off = offsetof(struct dmt_pool_snap, field), .repr = r, \
+		     .json_always = true
+#define PH(field, k) .obj = MO_POOL, .kind = k, .off = offsetof(struct dmt_pool_snap, field), \
+		     .json_always = true
+#define GF(field, r) .obj = MO_GLOBAL, .off = offsetof(struct dmt_snapshot, field), .repr = r
+#define NL_WHY "needs the netdev genl family to list the pool " \
+	       "(CONFIG_PAGE_POOL, a netns the tool can see)"
+#define DESTROY_WHY "only for a pool being destroyed while the collector runs"
 
 const struct mdef mdefs[] = {
+	/* page pools */
+	{ "pool.nid", MT_GAUGE, MU_NIOVS, "NUMA node the pool allocates from (-1: no node).",
+	  PF(nid, MR_S32), .avail = DMT_M_POOL_NID, .json = "nid",
+	  .prom = "devmemtop_page_pool_numa_node", .prom_seq = 8 },
+	{ "pool.nid_changes", MT_COUNTER, MU_NIOVS, "page_pool_update_nid events for the pool.",
+	  PF(nid_changes, MR_U32), .avail = DMT_M_POOL_NID, .json = "nid_changes",
+	  .prom = "devmemtop_page_pool_numa_node_changes_total", .prom_seq = 9,
+	  .gate = true, .gate_help = "NUMA node changes of the pool" },
+	{ "pool.holds", MT_COUNTER, MU_ITEMS,
+	  "Pages or niovs the pool took (page_pool_state_hold) since the collector saw it first.",
+	  PF(holds, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_HOLDS,
+	  .json = "holds", .prom = "devmemtop_page_pool_holds_total", .prom_seq = 1,
+	  .gate = true, .gate_help = "pages/niovs handed out by the pool" },
+	{ "pool.releases", MT_COUNTER, MU_ITEMS,
+	  "Pages or niovs the pool gave back (page_pool_state_release) since the collector saw it first.",
+	  PF(releases, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_RELEASES,
+	  .json = "releases", .prom = "devmemtop_page_pool_releases_total", .prom_seq = 2,
+	  .gate = true, .gate_help = "pages/niovs returned to the pool" },
+	{ "pool.holds_page", MT_COUNTER, MU_ITEMS, "Holds of pages (not niovs) by the pool.",
+	  PF(holds_page, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_HOLDS,
+	  .json = "holds_page" },
+	{ "pool.holds_niov", MT_COUNTER, MU_ITEMS, "Holds of niovs (not pages) by the pool.",
+	  PF(holds_niov, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_HOLDS,
+	  .json = "holds_niov" },
+	{ "pool.hold_rate", MT_GAUGE, MU_ITEMS, "Holds per second over the last interval.",
+	  PF(hold_rate, MR_F64), .avail = DMT_M_POOL_HOLDS, .json = "hold_rate" },
+	{ "pool.release_rate", MT_GAUGE, MU_ITEMS, "Releases per second over the last interval.",
+	  PF(release_rate, MR_F64), .avail = DMT_M_POOL_RELEASES, .json = "release_rate" },
+	{ "pool.inflight", MT_GAUGE, MU_ITEMS,
+	  "Pages or niovs out of the pool: the kernel's hold minus release counters.",
+	  PF(inflight, MR_S64), .avail = DMT_M_POOL_INFLIGHT, .json = "inflight",
+	  .prom = "devmemtop_page_pool_inflight", .prom_seq = 3,
+	  .gate = true, .gate_help = "hold - release, summed over matching pools" },
+	{ "pool.netlink_inflight", MT_GAUGE, MU_ITEMS,
+	  "Pages or niovs in flight as netlink page-pool-get reports them.",
+	  PF(netlink_inflight, MR_I64), .avail = DMT_M_NETLINK, .json = "netlink_inflight",
+	  .prom = "devmemtop_page_pool_netlink_inflight", .prom_seq = 4, .absent = NL_WHY },
+	{ "pool.destroy_inflight", MT_GAUGE, MU_ITEMS,
+	  "Pages or niovs still in flight at the pool's last page_pool_release (a zombie when > 0).",
+	  PF(destroy_inflight, MR_I64), .avail = DMT_M_POOL_DESTROY, .json = "destroy_inflight",
+	  .prom = "devmemtop_page_pool_destroy_inflight", .prom_seq = 6, .absent = DESTROY_WHY,
+	  .gate = true, .gate_help = "items in flight at page_pool_release, summed",
+	  .better = MB_LOWER },
+	{ "pool.destroy_retries", MT_COUNTER, MU_NIOVS,
+	  "page_pool_release calls for the pool (retries while pages are in flight).",
+	  PF(destroy_retries, MR_U32), .avail = DMT_M_POOL_DESTROY, .json = "destroy_retries",
+	  .prom = "devmemtop_page_pool_destroy_attempts_total", .prom_seq = 7,
+	  .present = pool_destroy_seen, .absent = DESTROY_WHY },
+	{ "pool.refill_batch", MT_GAUGE, MU_ITEMS,
+	  "Pages or niovs taken per slow-path refill of the pool's alloc cache.",
+	  PH(refill, MK_BATCH), .avail = DMT_M_POOL_REFILL, .json = "refill_batch",
+	  .prom = "devmemtop_page_pool_refill_batch_items", .prom_seq = 5,
+	  .gate = true, .gate_help = "items per page pool refill (alloc cache fill)",
+	  .better = MB_HIGHER },
+
+	/* the snapshot as a whole: kernel-wide devmem counters */
+	{ "dontneed.tokens", MT_COUNTER, MU_NIOVS,
+	  "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED.",
+	  GF(dontneed_tokens, MR_U64), .avail = DMT_M_DONTNEED_TOKENS, .json = "dontneed_tokens",
+	  .prom = "devmemtop_devmem_dontneed_tokens_total", .prom_seq = 3,
+	  .gate = true, .gate_help = "tokens returned with SO_DEVMEM_DONTNEED" },
+	/* the same hook counts the calls */
+	{ "dontneed.calls", MT_COUNTER, MU_NIOVS, "SO_DEVMEM_DONTNEED calls.",
+	  GF(dontneed_calls, MR_U64), .avail = DMT_M_DONTNEED_TOKENS, .json = "dontneed_calls",
+	  .prom = "devmemtop_devmem_dontneed_calls_total", .prom_seq = 2,
+	  .gate = true, .gate_help = "SO_DEVMEM_DONTNEED calls" },
+	{ "devmem.provider_calls", MT_COUNTER, MU_NIOVS,
+	  "Calls into the devmem memory provider's allocator.",
+	  GF(provider_calls, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS,
+	  .json = "provider_calls", .prom = "devmemtop_devmem_provider_calls_total",
+	  .prom_seq = 1 },
+
+	/* devmem bindings */
 	{ "binding.dmabuf_size", MT_GAUGE, MU_BYTES, "Size of the binding's dmabuf.",
 	  F(dmabuf_size, MR_U64_NZ), .avail = -1, .json = "dmabuf_size",
 	  .prom = "devmemtop_binding_dmabuf_size_bytes" },
@@ -157,6 +259,34 @@ const struct mdef mdefs[] = {
 	{ "binding.rx_bytes", MT_COUNTER, MU_BYTES,
 	  "Bytes returned by recvmsg calls that handed out the binding's frag tokens.",
 	  F(rx_bytes, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .gate = true, .rec_tag = 9 },
+	/* latency histograms: JSON version 1 shows them whatever the availability */
+	{ "binding.alloc_latency", MT_GAUGE, MU_NS, "Time per provider allocation call.",
+	  BH(alloc_lat_ns), .avail = DMT_M_BIND_ALLOC_LATENCY, .json = "alloc_latency_ns",
+	  .prom = "devmemtop_binding_alloc_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_binding_alloc_latency_nanoseconds",
+	  .native_help = "Time per provider allocation call (native, exact log2 buckets; "
+			 "classic: _seconds).",
+	  .gate = true, .gate_help = "provider allocation call latency", .better = MB_LOWER,
+	  .title = "alloc latency", .title_long = "provider alloc latency" },
+	{ "binding.alloc_latency_per_niov", MT_GAUGE, MU_NS,
+	  "Time per niov within a provider allocation call.",
+	  BH(alloc_lat_niov_ns), .avail = DMT_M_BIND_ALLOC_LATENCY,
+	  .json = "alloc_latency_per_niov_ns",
+	  .prom = "devmemtop_binding_alloc_niov_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_binding_alloc_niov_latency_nanoseconds",
+	  .native_help = "Time per niov within a provider allocation call (native, exact log2 "
+			 "buckets; classic: _seconds).",
+	  .gate = true, .gate_help = "provider allocation latency divided by niovs returned",
+	  .better = MB_LOWER, .title = "alloc latency per niov",
+	  .title_long = "provider alloc latency per niov" },
+	{ "binding.free_latency", MT_GAUGE, MU_NS, "Time to give one niov back to the binding.",
+	  BH(free_lat_ns), .avail = DMT_M_BIND_FREE_LATENCY, .json = "free_latency_ns",
+	  .prom = "devmemtop_binding_release_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_binding_release_latency_nanoseconds",
+	  .native_help = "Time to give one niov back to the binding (native, exact log2 "
+			 "buckets; classic: _seconds).",
+	  .gate = true, .gate_help = "niov release latency", .better = MB_LOWER,
+	  .title = "free latency", .title_long = "niov free latency" },
 	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
 	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
@@ -164,22 +294,29 @@ const struct mdef mdefs[] = {
 
 #undef F
 #undef D
+#undef BH
+#undef PF
+#undef PH
+#undef GF
 
 const size_t mdef_count = sizeof(mdefs) / sizeof(mdefs[0]);
 
-static const void *field(const struct mdef *d, const struct dmt_binding_snap *b)
+static const void *field(const struct mdef *d, const void *o)
 {
-	return (const char *)b + d->off;
+	return (const char *)o + d->off;
 }
 
-uint64_t mdef_raw(const struct mdef *d, const struct dmt_binding_snap *b)
+uint64_t mdef_raw(const struct mdef *d, const void *o)
 {
-	const void *p = field(d, b);
+	const void *p = field(d, o);
 	uint64_t u = 0;
 	uint32_t u32;
+	int32_t s32;
 	int64_t i;
 	double f;
 
+	if (d->kind != MK_SCALAR)
+		return 0;
 	switch (d->repr) {
 	case MR_U64:
 	case MR_U64_NZ:
@@ -191,8 +328,13 @@ uint64_t mdef_raw(const struct mdef *d, const struct dmt_binding_snap *b)
 		u = u32;
 		break;
 	case MR_I64:
+	case MR_S64:
 		memcpy(&i, p, sizeof(i));
 		u = (uint64_t)i;
+		break;
+	case MR_S32:
+		memcpy(&s32, p, sizeof(s32));
+		u = (uint64_t)(int64_t)s32;
 		break;
 	case MR_F64:
 		memcpy(&f, p, sizeof(f));
@@ -204,20 +346,24 @@ uint64_t mdef_raw(const struct mdef *d, const struct dmt_binding_snap *b)
 	return u;
 }
 
-void mdef_set_raw(const struct mdef *d, struct dmt_binding_snap *b, uint64_t raw)
+void mdef_set_raw(const struct mdef *d, void *o, uint64_t raw)
 {
-	void *p = (char *)b + d->off;
+	void *p = (char *)o + d->off;
 	uint32_t u32 = (uint32_t)raw;
 
+	if (d->kind != MK_SCALAR)
+		return;
 	switch (d->repr) {
 	case MR_U64:
 	case MR_U64_NZ:
 	case MR_I64:
+	case MR_S64:
 	case MR_F64:
 		memcpy(p, &raw, sizeof(raw));
 		break;
 	case MR_U32:
 	case MR_U32_NZ:
+	case MR_S32:
 		memcpy(p, &u32, sizeof(u32));
 		break;
 	case MR_DERIVED:
@@ -225,34 +371,40 @@ void mdef_set_raw(const struct mdef *d, struct dmt_binding_snap *b, uint64_t raw
 	}
 }
 
-void mdef_set_unknown(const struct mdef *d, struct dmt_binding_snap *b)
+void mdef_set_unknown(const struct mdef *d, void *o)
 {
 	int64_t m1 = -1;
 	double f = -1;
 
+	if (d->kind != MK_SCALAR)
+		return;
 	switch (d->repr) {
 	case MR_I64:
-		mdef_set_raw(d, b, (uint64_t)m1);
+		mdef_set_raw(d, o, (uint64_t)m1);
 		break;
 	case MR_F64:
-		memcpy((char *)b + d->off, &f, sizeof(f));
+		memcpy((char *)o + d->off, &f, sizeof(f));
 		break;
 	case MR_DERIVED:
-		break;
+	case MR_S64:
+	case MR_S32:
+		break;		/* always known: nothing spells unknown */
 	default:
-		mdef_set_raw(d, b, 0);
+		mdef_set_raw(d, o, 0);
 		break;
 	}
 }
 
-bool mdef_value(const struct mdef *d, const struct dmt_binding_snap *b, double *v)
+bool mdef_value(const struct mdef *d, const void *o, double *v)
 {
 	uint64_t raw;
 	double f;
 
+	if (d->kind != MK_SCALAR || (d->known && !d->known(o)))
+		return false;
 	if (d->repr == MR_DERIVED)
-		return d->derive(b, v);
-	raw = mdef_raw(d, b);
+		return d->derive(o, v);
+	raw = mdef_raw(d, o);
 	switch (d->repr) {
 	case MR_U64_NZ:
 	case MR_U32_NZ:
@@ -266,6 +418,9 @@ bool mdef_value(const struct mdef *d, const struct dmt_binding_snap *b, double *
 	case MR_I64:
 		if ((int64_t)raw < 0)
 			return false;
+		/* fall through */
+	case MR_S64:
+	case MR_S32:
 		*v = (double)(int64_t)raw;
 		return true;
 	case MR_F64:
@@ -283,4 +438,50 @@ bool mdef_value(const struct mdef *d, const struct dmt_binding_snap *b, double *
 bool mdef_available(const struct mdef *d, const struct dmt_availability *avail)
 {
 	return d->avail < 0 || (d->avail < DMT_M__COUNT && avail[d->avail].available);
+}
+
+const struct hist_log2 *mdef_log2(const struct mdef *d, const void *o)
+{
+	return d->kind == MK_LOG2 ? field(d, o) : NULL;
+}
+
+const struct hist_batch *mdef_batch(const struct mdef *d, const void *o)
+{
+	return d->kind == MK_BATCH ? field(d, o) : NULL;
+}
+
+bool mdef_present(const struct mdef *d, const void *o)
+{
+	return !d->present || d->present(o);
+}
+
+size_t mdef_obj_count(const struct mdef *d, const struct dmt_snapshot *s)
+{
+	switch (d->obj) {
+	case MO_POOL:
+		return s->n_pools;
+	case MO_BINDING:
+		return s->n_bindings;
+	case MO_GLOBAL:
+		break;
+	}
+	return 1;
+}
+
+const void *mdef_obj_at(const struct mdef *d, const struct dmt_snapshot *s, size_t i)
+{
+	switch (d->obj) {
+	case MO_POOL:
+		return &s->pools[i];
+	case MO_BINDING:
+		return &s->bindings[i];
+	case MO_GLOBAL:
+		break;
+	}
+	return s;
+}
+
+bool mdef_bind_view_hist(const struct mdef *d)
+{
+	return d->obj == MO_BINDING && d->kind == MK_LOG2 && d->title;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "objtrack.h"
+#include "metrics.h"
 #include "util.h"
 
 bool objtrack_same_pool_key(uint32_t prev_id, uint64_t prev_addr, uint32_t id, uint64_t addr)
@@ -269,11 +270,15 @@ static int run_grow(void **arr, size_t *cap, size_t i, size_t sz)
 	return 0;
 }
 
-/* The pool counters a run adds up (u64 fields of struct dmt_pool_snap). */
-static const size_t pool_ctr[] = {
-	offsetof(struct dmt_pool_snap, holds), offsetof(struct dmt_pool_snap, releases),
-	offsetof(struct dmt_pool_snap, holds_page), offsetof(struct dmt_pool_snap, holds_niov),
-};
+/*
+ * The pool counters a run adds up: the metric table's u64 pool counters
+ * (holds, releases, holds_page, holds_niov and any added since).
+ */
+static bool pool_ctr(const struct mdef *d)
+{
+	return d->obj == MO_POOL && d->kind == MK_SCALAR && d->type == MT_COUNTER &&
+	       d->repr == MR_U64;
+}
 
 static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, alloc_calls),
@@ -286,11 +291,11 @@ static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, tok_drained),
 };
 
-static const size_t bind_lat[] = {
-	offsetof(struct dmt_binding_snap, alloc_lat_ns),
-	offsetof(struct dmt_binding_snap, alloc_lat_niov_ns),
-	offsetof(struct dmt_binding_snap, free_lat_ns),
-};
+/* The binding histograms a run adds up: the metric table's log2 binding rows. */
+static bool bind_lat(const struct mdef *d)
+{
+	return d->obj == MO_BINDING && d->kind == MK_LOG2;
+}
 
 #define FIELD(type, obj, off)	((type *)((char *)(obj) + (off)))
 #define CFIELD(type, obj, off)	((const type *)((const char *)(obj) + (off)))
@@ -299,19 +304,21 @@ static const size_t bind_lat[] = {
 static void pool_start(struct objrun_pool *t, const struct dmt_pool_snap *cur, bool from_zero)
 {
 	t->known = true;
-	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
-		*FIELD(uint64_t, &t->run, pool_ctr[k]) =
-			from_zero ? *CFIELD(uint64_t, cur, pool_ctr[k]) : 0;
+	for (size_t k = 0; k < mdef_count; k++)
+		if (pool_ctr(&mdefs[k]))
+			*FIELD(uint64_t, &t->run, mdefs[k].off) =
+				from_zero ? *CFIELD(uint64_t, cur, mdefs[k].off) : 0;
 }
 
 static void pool_step(struct objrun_pool *t, const struct dmt_pool_snap *prev)
 {
 	const struct dmt_pool_snap *cur = &t->last;
 
-	for (size_t k = 0; k < ARRAY_SIZE(pool_ctr); k++)
-		*FIELD(uint64_t, &t->run, pool_ctr[k]) +=
-			objtrack_delta(*CFIELD(uint64_t, cur, pool_ctr[k]),
-				       *CFIELD(uint64_t, prev, pool_ctr[k]));
+	for (size_t k = 0; k < mdef_count; k++)
+		if (pool_ctr(&mdefs[k]))
+			*FIELD(uint64_t, &t->run, mdefs[k].off) +=
+				objtrack_delta(*CFIELD(uint64_t, cur, mdefs[k].off),
+					       *CFIELD(uint64_t, prev, mdefs[k].off));
 }
 
 static int run_pool(struct objrun *r, const struct dmt_pool_snap *p, bool first)
@@ -365,9 +372,10 @@ static void bind_start(struct objrun_binding *t, const struct dmt_binding_snap *
 	if (first) {
 		for (size_t k = 0; k < ARRAY_SIZE(bind_ctr); k++)
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) = 0;
-		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
-			memset(FIELD(struct hist_log2, &t->run, bind_lat[k]), 0,
-			       sizeof(struct hist_log2));
+		for (size_t k = 0; k < mdef_count; k++)
+			if (bind_lat(&mdefs[k]))
+				memset(FIELD(struct hist_log2, &t->run, mdefs[k].off), 0,
+				       sizeof(struct hist_log2));
 	}
 }
 
@@ -395,10 +403,14 @@ static int run_binding(struct objrun *r, const struct dmt_binding_snap *b, bool 
 			*FIELD(uint64_t, &t->run, bind_ctr[k]) +=
 				objtrack_delta(*CFIELD(uint64_t, &t->last, bind_ctr[k]),
 					       *CFIELD(uint64_t, &prev, bind_ctr[k]));
-		for (size_t k = 0; k < ARRAY_SIZE(bind_lat); k++)
-			objtrack_delta_log2(FIELD(struct hist_log2, &t->run, bind_lat[k]),
-					    CFIELD(struct hist_log2, &t->last, bind_lat[k]),
-					    CFIELD(struct hist_log2, &prev, bind_lat[k]));
+		for (size_t k = 0; k < mdef_count; k++) {
+			size_t off = mdefs[k].off;
+
+			if (bind_lat(&mdefs[k]))
+				objtrack_delta_log2(FIELD(struct hist_log2, &t->run, off),
+						    CFIELD(struct hist_log2, &t->last, off),
+						    CFIELD(struct hist_log2, &prev, off));
+		}
 	}
 	/* the most held at once, -1 while never known */
 	if (created || b->held_tokens > t->run.held_tokens)
@@ -422,6 +434,66 @@ static void run_tokens(struct objrun *r, const struct dmt_snapshot *s)
 	r->tok_last = *c;
 }
 
+static struct objrun_holder *run_holder_get(struct objrun *r, const struct dmt_holder_snap *h)
+{
+	struct objrun_holder *t;
+
+	for (size_t k = 0; k < r->n_holders; k++)
+		if (r->holders[k].pid == h->pid && r->holders[k].binding_id == h->binding_id)
+			return &r->holders[k];
+	if (r->n_holders == OBJRUN_MAX_HOLDERS) {
+		r->holders_over++;
+		return NULL;
+	}
+	if (!r->holders && !(r->holders = calloc(OBJRUN_MAX_HOLDERS, sizeof(*r->holders))))
+		return NULL;
+	t = &r->holders[r->n_holders++];
+	memset(t, 0, sizeof(*t));
+	t->pid = h->pid;
+	t->binding_id = h->binding_id;
+	memcpy(t->comm, h->comm, sizeof(t->comm));
+	t->cgroup_id = h->cgroup_id;
+	memcpy(t->cgroup, h->cgroup, sizeof(t->cgroup));
+	return t;
+}
+
+/* Each (pid, binding) at its peak: see struct objrun_holder. */
+static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
+{
+	for (size_t i = 0; i < s->n_holders; i++) {
+		const struct dmt_holder_snap *h = &s->holders[i];
+		struct objrun_holder *t = run_holder_get(r, h);
+		uint64_t tok = 0, niovs = 0, age = 0;
+
+		if (!t) {
+			if (!r->holders)
+				return -ENOMEM;
+			continue;
+		}
+		/* this snapshot's sockets of that process on that binding */
+		for (size_t k = 0; k < s->n_holders; k++) {
+			if (s->holders[k].pid != h->pid || s->holders[k].binding_id != h->binding_id)
+				continue;
+			tok += s->holders[k].tokens;
+			niovs += s->holders[k].niovs;
+			if (s->holders[k].oldest_age_ns > age)
+				age = s->holders[k].oldest_age_ns;
+		}
+		if (tok > t->tokens) {
+			t->tokens = tok;
+			t->niovs = niovs;
+		}
+		if (age > t->oldest_age_ns)
+			t->oldest_age_ns = age;
+		/* a first sighting that did not know the path yet */
+		if (!t->cgroup[0] && h->cgroup[0] && (!t->cgroup_id || t->cgroup_id == h->cgroup_id)) {
+			t->cgroup_id = h->cgroup_id;
+			memcpy(t->cgroup, h->cgroup, sizeof(t->cgroup));
+		}
+	}
+	return 0;
+}
+
 int objrun__add(struct objrun *r, const struct dmt_snapshot *s)
 {
 	bool first = !r->n_snaps;
@@ -434,6 +506,8 @@ int objrun__add(struct objrun *r, const struct dmt_snapshot *s)
 	for (size_t i = 0; !err && i < s->n_bindings; i++)
 		err = run_binding(r, &s->bindings[i], first);
 	run_tokens(r, s);
+	if (!err)
+		err = run_holders(r, s);
 	r->n_snaps++;
 	return err;
 }
@@ -444,5 +518,6 @@ void objrun__fini(struct objrun *r)
 	objtrack__fini(&r->bind_ids);
 	free(r->pools);
 	free(r->binds);
+	free(r->holders);
 	memset(r, 0, sizeof(*r));
 }

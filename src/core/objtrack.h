@@ -135,6 +135,23 @@ struct objrun_binding {
 	bool in_first;
 };
 
+/*
+ * A process holding frag tokens of a binding, at its peak over the run: its
+ * sockets' tokens summed per snapshot, the most at once (with their niovs),
+ * the oldest token seen; comm and cgroup from its first sighting (issue
+ * 24: a process's cgroup is where its first token found it).
+ */
+struct objrun_holder {
+	uint32_t pid, binding_id;
+	char comm[16];
+	uint64_t tokens, niovs, oldest_age_ns;
+	uint64_t cgroup_id;
+	char cgroup[DMT_CGROUP_PATH_MAX];
+};
+
+/* (pid, binding) rows kept; sightings of further ones: holders_over */
+#define OBJRUN_MAX_HOLDERS	1024
+
 struct objrun {
 	size_t max_pools, max_binds;
 	struct objtrack pool_ids, bind_ids;
@@ -145,6 +162,9 @@ struct objrun {
 	uint64_t pools_over, binds_over;	/* sightings past the caps */
 	uint64_t n_snaps;
 	struct dmt_tok_cost tok_run, tok_last;	/* the token histograms over the run */
+	struct objrun_holder *holders;	/* in order of first sighting */
+	size_t n_holders;
+	uint64_t holders_over;
 };
 
 int objrun__add(struct objrun *r, const struct dmt_snapshot *s);

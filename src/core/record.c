@@ -157,14 +157,71 @@ static uint64_t put_addr_value(const struct rec_buf *b, uint64_t addr)
  */
 enum rec_pool_tag {
 	REC_POOL_FLAGS = 1,		/* bit 0: holds/releases unknown (light mode) */
+	/* 2 and up: the metric table's pool rows (rec_tag) */
 };
 #define REC_POOL_F_COUNTERS_UNKNOWN	(1u << 0)
 
+/* Whether row d of object kind obj is stored in a tail: scalars, or histograms. */
+static bool tail_row(const struct mdef *d, enum mdef_obj obj, bool hist)
+{
+	return d->obj == obj && d->rec_tag && (d->kind != MK_SCALAR) == hist;
+}
+
+/* The metric table's rows of object kind obj stored in its tail. */
+static uint16_t tail_rows(enum mdef_obj obj, bool hist)
+{
+	uint16_t n = 0;
+
+	for (size_t i = 0; i < mdef_count; i++)
+		n += tail_row(&mdefs[i], obj, hist);
+	return n;
+}
+
+static void put_tail_rows(struct rec_buf *b, enum mdef_obj obj, const void *o)
+{
+	for (size_t i = 0; i < mdef_count; i++) {
+		if (!tail_row(&mdefs[i], obj, false))
+			continue;
+		put_u16(b, mdefs[i].rec_tag);
+		put_u64(b, mdef_raw(&mdefs[i], o));
+	}
+}
+
+/*
+ * After an object's tagged tail, its histogram rows with a tag: "u16 n,
+ * n x (u16 tag, sparse histogram)", written only when a row has a tag (the
+ * histograms before the table are in the frozen layout). Readers before it
+ * stop at the tagged tail (records are length-prefixed); this one skips
+ * tags it does not know.
+ */
+static void put_hist_tail(struct rec_buf *b, enum mdef_obj obj, const void *o)
+{
+	uint16_t n = tail_rows(obj, true);
+
+	if (!n)
+		return;
+	put_u16(b, n);
+	for (size_t i = 0; i < mdef_count; i++) {
+		const struct mdef *d = &mdefs[i];
+		const struct hist_batch *hb = mdef_batch(d, o);
+		const struct hist_log2 *hl = mdef_log2(d, o);
+
+		if (!tail_row(d, obj, true))
+			continue;
+		put_u16(b, d->rec_tag);
+		if (hl)
+			put_sparse(b, hl->slots, DMT_LOG2_SLOTS, hl->count, hl->sum);
+		else
+			put_sparse(b, hb->slots, DMT_BATCH_MAX + 1, hb->count, hb->sum);
+	}
+}
+
 static void put_pool_tail(struct rec_buf *b, const struct dmt_pool_snap *p)
 {
-	put_u16(b, 1);
+	put_u16(b, 1 + tail_rows(MO_POOL, false));
 	put_u16(b, REC_POOL_FLAGS);
 	put_u64(b, p->counters_unknown ? REC_POOL_F_COUNTERS_UNKNOWN : 0);
+	put_tail_rows(b, MO_POOL, p);
 }
 
 static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
@@ -198,6 +255,7 @@ static void put_pool(struct rec_buf *b, const struct dmt_pool_snap *p)
 	put_u32(b, p->destroy_retries);
 	put_sparse(b, p->refill.slots, DMT_BATCH_MAX + 1, p->refill.count, p->refill.sum);
 	put_pool_tail(b, p);
+	put_hist_tail(b, MO_POOL, p);
 	patch_u32(b, off, b->len - off - 4);
 }
 
@@ -214,17 +272,8 @@ static void put_log2(struct rec_buf *b, const struct hist_log2 *h)
  */
 static void put_binding_tail(struct rec_buf *b, const struct dmt_binding_snap *d)
 {
-	uint16_t n = 0;
-
-	for (size_t i = 0; i < mdef_count; i++)
-		n += mdefs[i].rec_tag != 0;
-	put_u16(b, n);
-	for (size_t i = 0; i < mdef_count; i++) {
-		if (!mdefs[i].rec_tag)
-			continue;
-		put_u16(b, mdefs[i].rec_tag);
-		put_u64(b, mdef_raw(&mdefs[i], d));
-	}
+	put_u16(b, tail_rows(MO_BINDING, false));
+	put_tail_rows(b, MO_BINDING, d);
 }
 
 static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
@@ -256,6 +305,7 @@ static void put_binding(struct rec_buf *b, const struct dmt_binding_snap *d)
 	put_log2(b, &d->alloc_lat_niov_ns);
 	put_log2(b, &d->free_lat_ns);
 	put_binding_tail(b, d);
+	put_hist_tail(b, MO_BINDING, d);
 	patch_u32(b, off, b->len - off - 4);
 }
 
@@ -292,6 +342,47 @@ static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
 	put_u64(b, t->no_socket);
 	put_u64(b, t->dontneed_mismatch);
 	put_u64(b, t->holders_full);
+}
+
+/*
+ * After the token section (issue 24): each holder's cgroup, in the token
+ * section's order, "u32 n, n x (u32 len, u64 cgroup id, str path)". Each
+ * entry is length-prefixed so later fields can follow the path; readers
+ * before it stop after the token section (a snapshot's trailing bytes are
+ * not read), and this one takes it only when it is there.
+ */
+static void put_holder_cgroups(struct rec_buf *b, const struct dmt_snapshot *s)
+{
+	size_t n = s->n_holders < REC_MAX_HOLDERS ? s->n_holders : REC_MAX_HOLDERS;
+
+	put_u32(b, n);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = b->len;
+
+		put_u32(b, 0);
+		put_u64(b, s->holders[i].cgroup_id);
+		put_str(b, s->holders[i].cgroup);
+		patch_u32(b, off, b->len - off - 4);
+	}
+}
+
+/*
+ * After the holders' cgroups: the metric table's kernel-wide rows with a
+ * tag, "u16 n, n x (u16 tag, u64 value)", then their histogram tail
+ * (put_hist_tail), written only when a row has a tag (none of the figures
+ * before the table: they are in the frozen layout). Readers before it stop
+ * at the holders' cgroups; this one skips tags it does not know.
+ */
+static void put_snapshot_tail(struct rec_buf *b, const struct dmt_snapshot *s)
+{
+	uint16_t n = tail_rows(MO_GLOBAL, false);
+
+	if (!n && !tail_rows(MO_GLOBAL, true))
+		return;
+	/* the histograms follow the scalars' tail, if need be an empty one */
+	put_u16(b, n);
+	put_tail_rows(b, MO_GLOBAL, s);
+	put_hist_tail(b, MO_GLOBAL, s);
 }
 
 int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
@@ -334,6 +425,8 @@ int rec_encode_snapshot(struct rec_buf *b, const struct dmt_snapshot *s,
 	}
 	put_u64(b, s->collect_ns);
 	put_tokens(b, s);
+	put_holder_cgroups(b, s);
+	put_snapshot_tail(b, s);
 	return b->err;
 }
 
@@ -600,6 +693,68 @@ static size_t sub_begin(struct rd *r, struct rd *sub, const char *what)
 	return r->off;
 }
 
+/* A sparse histogram of a tag this reader does not know: read past it. */
+static void skip_sparse(struct rd *r, const char *what)
+{
+	uint16_t nz;
+
+	get_u64(r, what);
+	get_u64(r, what);
+	nz = get_u16(r, what);
+	rd_take(r, (size_t)nz * 10, what);
+}
+
+/* The histogram tail (put_hist_tail); absent in files before it or without such rows. */
+static void get_hist_tail(struct rd *r, enum mdef_obj obj, void *o)
+{
+	uint16_t n;
+
+	if (r->err || r->off == r->len)
+		return;
+	n = get_u16(r, "histogram tail");
+	if (!r->err && (size_t)n * 20 > r->len - r->off) {
+		rd_fail(r, "histogram tail count %u larger than the record", n);
+		return;
+	}
+	for (uint16_t k = 0; k < n && !r->err; k++) {
+		uint16_t tag = get_u16(r, "histogram tail");
+		const struct mdef *d = NULL;
+
+		for (size_t i = 0; tag && i < mdef_count && !d; i++)
+			if (tail_row(&mdefs[i], obj, true) && mdefs[i].rec_tag == tag)
+				d = &mdefs[i];
+		if (!d) {
+			skip_sparse(r, "histogram tail");
+		} else if (d->kind == MK_LOG2) {
+			struct hist_log2 *h = (void *)((char *)o + d->off);
+
+			memset(h, 0, sizeof(*h));
+			get_sparse(r, h->slots, DMT_LOG2_SLOTS, &h->count, &h->sum, d->name);
+		} else {
+			struct hist_batch *h = (void *)((char *)o + d->off);
+
+			memset(h, 0, sizeof(*h));
+			get_sparse(r, h->slots, DMT_BATCH_MAX + 1, &h->count, &h->sum, d->name);
+		}
+	}
+}
+
+/* Rows stored in a tail start unknown: a file from before the row has none. */
+static void get_tail_unknown(enum mdef_obj obj, void *o)
+{
+	for (size_t i = 0; i < mdef_count; i++)
+		if (tail_row(&mdefs[i], obj, false))
+			mdef_set_unknown(&mdefs[i], o);
+}
+
+/* A tagged value of a tail; tags no row knows are skipped (a newer writer). */
+static void get_tail_row(enum mdef_obj obj, void *o, uint16_t tag, uint64_t v)
+{
+	for (size_t i = 0; tag && i < mdef_count; i++)
+		if (tail_row(&mdefs[i], obj, false) && mdefs[i].rec_tag == tag)
+			mdef_set_raw(&mdefs[i], o, v);
+}
+
 /*
  * The tagged tail (put_pool_tail). A file from before it says nothing of
  * unknown counters: light mode marked exactly the pools no window had
@@ -610,6 +765,7 @@ static void get_pool_tail(struct rd *r, struct dmt_pool_snap *p, bool light)
 	uint16_t n;
 
 	p->counters_unknown = light && !p->addr;
+	get_tail_unknown(MO_POOL, p);
 	if (r->err || r->off == r->len)
 		return;
 	n = get_u16(r, "pool tail");
@@ -623,6 +779,8 @@ static void get_pool_tail(struct rd *r, struct dmt_pool_snap *p, bool light)
 
 		if (tag == REC_POOL_FLAGS)
 			p->counters_unknown = v & REC_POOL_F_COUNTERS_UNKNOWN;
+		else
+			get_tail_row(MO_POOL, p, tag, v);
 	}
 }
 
@@ -659,6 +817,7 @@ static void get_pool(struct rd *r, struct dmt_pool_snap *p, bool light)
 	get_sparse(&s, p->refill.slots, DMT_BATCH_MAX + 1, &p->refill.count, &p->refill.sum,
 		   "pool refill histogram");
 	get_pool_tail(&s, p, light);
+	get_hist_tail(&s, MO_POOL, p);
 	if (s.err)
 		r->err = s.err;
 }
@@ -677,9 +836,7 @@ static void get_binding_tail(struct rd *r, struct dmt_binding_snap *d)
 {
 	uint16_t n;
 
-	for (size_t i = 0; i < mdef_count; i++)
-		if (mdefs[i].rec_tag)
-			mdef_set_unknown(&mdefs[i], d);
+	get_tail_unknown(MO_BINDING, d);
 	if (r->err || r->off == r->len)
 		return;
 	n = get_u16(r, "binding tail");
@@ -691,9 +848,7 @@ static void get_binding_tail(struct rd *r, struct dmt_binding_snap *d)
 		uint16_t tag = get_u16(r, "binding tail");
 		uint64_t v = get_u64(r, "binding tail");
 
-		for (size_t i = 0; tag && i < mdef_count; i++)
-			if (mdefs[i].rec_tag == tag)
-				mdef_set_raw(&mdefs[i], d, v);
+		get_tail_row(MO_BINDING, d, tag, v);
 	}
 }
 
@@ -731,6 +886,7 @@ static void get_binding(struct rd *r, struct dmt_binding_snap *d)
 	get_sparse(&s, d->free_lat_ns.slots, DMT_LOG2_SLOTS, &d->free_lat_ns.count,
 		   &d->free_lat_ns.sum, "binding free latency");
 	get_binding_tail(&s, d);
+	get_hist_tail(&s, MO_BINDING, d);
 	if (s.err)
 		r->err = s.err;
 }
@@ -792,6 +948,49 @@ static int get_tokens(struct rd *r, struct dmt_snapshot *s)
 	return 0;
 }
 
+/* The holders' cgroups (put_holder_cgroups); absent in older recordings. */
+static void get_holder_cgroups(struct rd *r, struct dmt_snapshot *s)
+{
+	uint32_t n = get_count(r, 4 + 8 + 2, REC_MAX_HOLDERS, "holder cgroup");
+
+	if (!r->err && n != s->n_holders) {
+		rd_fail(r, "%u holder cgroups for %zu token holders", n, s->n_holders);
+		return;
+	}
+	for (size_t i = 0; i < n && !r->err; i++) {
+		struct dmt_holder_snap *h = &s->holders[i];
+		struct rd e;
+
+		sub_begin(r, &e, "holder cgroup");
+		h->cgroup_id = get_u64(&e, "holder cgroup");
+		get_str(&e, h->cgroup, sizeof(h->cgroup), "holder cgroup path");
+		if (e.err)
+			r->err = e.err;
+	}
+}
+
+/* The tail put_snapshot_tail() writes; absent in files before it (or without tagged rows). */
+static void get_snapshot_tail(struct rd *r, struct dmt_snapshot *s)
+{
+	uint16_t n;
+
+	get_tail_unknown(MO_GLOBAL, s);
+	if (r->err || r->off == r->len)
+		return;
+	n = get_u16(r, "snapshot tail");
+	if (!r->err && (size_t)n * 10 > r->len - r->off) {
+		rd_fail(r, "snapshot tail count %u larger than the frame", n);
+		return;
+	}
+	for (uint16_t k = 0; k < n && !r->err; k++) {
+		uint16_t tag = get_u16(r, "snapshot tail");
+		uint64_t v = get_u64(r, "snapshot tail");
+
+		get_tail_row(MO_GLOBAL, s, tag, v);
+	}
+	get_hist_tail(r, MO_GLOBAL, s);
+}
+
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen)
 {
@@ -847,6 +1046,9 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->collect_ns = get_u64(&r, "snapshot");
 	if (!r.err && r.off < r.len && get_tokens(&r, s))
 		goto nomem;
+	if (!r.err && r.off < r.len)
+		get_holder_cgroups(&r, s);
+	get_snapshot_tail(&r, s);
 	if (r.err) {
 		snapshot__free(s);
 		return r.err;

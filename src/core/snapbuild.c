@@ -76,7 +76,8 @@ int snapbuild_add_pool(struct dmt_snapshot *s, size_t *cap, const struct dmt_poo
 	return 0;
 }
 
-int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *nlp, size_t n)
+int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *nlp, size_t n,
+			    uint64_t netns)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct dmt_pool_snap *p = NULL;
@@ -113,6 +114,8 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 		}
 		p->netlink_listed = true;
 		p->netlink_inflight = nlp[i].inflight;
+		if (!p->netns)
+			p->netns = netns;
 		if (nlp[i].napi_id)
 			p->napi_id = nlp[i].napi_id;
 		if (!p->binding_id)

@@ -38,9 +38,13 @@ int snapbuild_add_pool(struct dmt_snapshot *s, size_t *cap, const struct dmt_poo
 void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr, uint32_t id);
 /*
  * Enrich pools with the netlink dump (by netlink id), and add the pools
- * netlink lists that no event showed yet. 0 or -ENOMEM.
+ * netlink lists that no event showed yet. netns: the inode of the network
+ * namespace the dump was answered in (0: unknown); page-pool-get lists only
+ * pools whose netdev is in it, so a listed pool with no netns gets this one.
+ * 0 or -ENOMEM.
  */
-int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *nlp, size_t n);
+int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *nlp, size_t n,
+			    uint64_t netns);
 
 struct dmt_binding_snap *snapbuild_binding_find(struct dmt_snapshot *s, uint32_t id);
 /* A binding with every figure unknown; NULL on ENOMEM (s->bindings may move). */

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include "podcg.h"
 #include "tokens.h"
 
 static int cmp_by_niov(const void *a, const void *b)
@@ -160,6 +162,7 @@ static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_
 				h->handed = src->handed;
 				h->returned = src->returned;
 				h->released = src->released;
+				h->cgroup_id = src->cgroup_id;
 			}
 		}
 		h = &out->holders[out->n_holders - 1];
@@ -204,6 +207,29 @@ void tok_agg__free(struct tok_agg *a)
 	free(a->bindings);
 	free(a->holders);
 	memset(a, 0, sizeof(*a));
+}
+
+char *tokens__holder_where(const struct dmt_holder_snap *h, bool short_id, char *buf,
+			   size_t len)
+{
+	struct podcg pc;
+
+	if (h->cgroup[0] && !podcg__parse(h->cgroup, &pc)) {
+		int n = snprintf(buf, len, "pod %s", pc.pod_uid);
+
+		if (pc.container_id[0] && n >= 0 && (size_t)n < len)
+			snprintf(buf + n, len - n, " %s%s%.*s", pc.runtime,
+				 pc.runtime[0] ? "://" : "", short_id ? 12 : 64,
+				 pc.container_id);
+	} else if (h->cgroup[0]) {
+		snprintf(buf, len, "%s", h->cgroup);
+	} else if (h->cgroup_id) {
+		snprintf(buf, len, "cgroup %llu (path unknown)",
+			 (unsigned long long)h->cgroup_id);
+	} else {
+		snprintf(buf, len, "?");
+	}
+	return buf;
 }
 
 static void log2_copy(struct hist_log2 *dst, const struct dmt_log2_hist *src)

@@ -15,6 +15,7 @@
 #ifndef DEVMEMTOP_TOKENS_H
 #define DEVMEMTOP_TOKENS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -26,6 +27,13 @@ struct dmt_tok_entry {
 	struct dmt_tok_key key;
 	struct dmt_tok_val val;
 };
+
+/*
+ * A holder's cgroup path, relative to the cgroup2 root: Kubernetes paths
+ * take about 200 bytes (a kind node's, seen from its host, 330); longer
+ * ones keep their last components, "/..." first (cgpath__path()).
+ */
+#define DMT_CGROUP_PATH_MAX	512
 
 /* A socket holding frag tokens, as every output shows it. */
 struct dmt_holder_snap {
@@ -46,6 +54,14 @@ struct dmt_holder_snap {
 	 * with such tokens.
 	 */
 	bool manual;
+	/*
+	 * cgroup v2 id of its first token's recvmsg task (0: unknown, no
+	 * holder entry or a recording from before) and the cgroup's path, ""
+	 * when unknown (gone before devmemtop resolved it): the pod and the
+	 * container come from the path (podcg.h).
+	 */
+	uint64_t cgroup_id;
+	char cgroup[DMT_CGROUP_PATH_MAX];
 };
 
 /* Held tokens and net_iovs of one binding. */
@@ -88,6 +104,17 @@ int tokens__aggregate(struct dmt_tok_entry *toks, size_t n, const struct dmt_hol
 		      size_t nh, uint64_t now_ns, struct tok_agg *out);
 const struct tok_binding_held *tok_agg__binding(const struct tok_agg *a, uint32_t binding_id);
 void tok_agg__free(struct tok_agg *a);
+
+/*
+ * Where a holder runs, in one column: "pod <uid> containerd://<id>" for a
+ * Kubernetes pod's container (the id cut to 12 digits with short, as
+ * crictl shows it), "pod <uid>" for the pod's own cgroup, else the cgroup
+ * path, "cgroup <id> (path unknown)" when the cgroup was gone before its
+ * path was found, "?" when not even the id is known. Unescaped: the path
+ * is the kernel's, a name any container runtime chose.
+ */
+char *tokens__holder_where(const struct dmt_holder_snap *h, bool short_id, char *buf,
+			   size_t len);
 
 void tok_cost_from_bpf(struct dmt_tok_cost *dst, const struct dmt_tok_stats *src);
 

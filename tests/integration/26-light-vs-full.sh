@@ -40,6 +40,37 @@ done
 kill -0 $full_pid 2>/dev/null || fail "full mode exited: $(cat "$TMPD/full.err")"
 kill -0 $light_pid 2>/dev/null || fail "light mode exited: $(cat "$TMPD/light.err")"
 [ -s "$TMPD/full.json" ] && [ -s "$TMPD/light.json" ] || fail "no first snapshot in 30 s"
+# wait_quiet: until each mode has written, after the stream ended, two
+# consecutive snapshots in which no pool of the test veth moved (what the
+# check below calls a quiet point), 60 s at most; not a fixed 2 s, which
+# with both cores busy was not quiet yet
+wait_quiet() {
+	local t_end end=$((SECONDS + 60))
+	t_end=$(date +%s%N)
+	until python3 - "$TMPD/full.json" "$TMPD/light.json" "$t_end" "$IF_RX" <<'PY'
+import json, sys
+
+def key(s):
+    return sorted((p["id"], p["holds"], p["releases"]) for p in s["pools"]
+                  if p["ifname"] == sys.argv[4])
+
+for path in sys.argv[1:3]:
+    snaps = []
+    for line in open(path):
+        try:
+            s = json.loads(line)
+        except ValueError:
+            continue	# a line still being written
+        if s["wall_ns"] > int(sys.argv[3]):
+            snaps.append(key(s))
+    if not any(a == b for a, b in zip(snaps, snaps[1:])):
+        sys.exit(1)
+PY
+	do
+		[ $SECONDS -lt $end ] || fail "no quiet point (two unchanged snapshots of each mode) in 60 s"
+		sleep 0.2
+	done
+}
 testbed_up		# the pools are born while both watch
 testbed_traffic 3
 testbed_wait
@@ -67,12 +98,12 @@ for try in 1 2 3 4 5; do
 done
 [ "$clean" = 1 ] || fail "light mode keeps a per-page program attached outside its windows"
 [ -n "$(per_page_links $full_pid)" ] || fail "the link check finds no per-page link in full mode either"
-sleep 2			# quiet: several snapshots of each mode with no traffic
+wait_quiet
 t_q1=$(date +%s%N)	# snapshots up to here are quiet (output may be buffered)
 sleep 0.5
 testbed_traffic 2
 testbed_wait
-sleep 2.5
+wait_quiet
 t_q2=$(date +%s%N)
 sleep 0.5
 testbed_down		# the pools end while both watch

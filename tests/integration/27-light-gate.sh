@@ -39,6 +39,12 @@ stream_flowing() {
 	done
 	fail "the test stream did not connect within 10 s"
 }
+# The receiver reads 8 MiB at a time, so its pages come back to the pool in
+# bursts larger than the recycling ring and every page is a hold, at any
+# speed: with small reads a quiet machine recycled nearly every page and a
+# 2 s light recording counted 512 holds (the 'count > 1000' below was a
+# bet on recycling failing).
+TB_RX_CHUNK=8388608
 # while_streaming CMD...: CMD's exit status, CMD run while the stream flows.
 # The stream outlasts CMD (stopped after it): with a fixed-length stream, a
 # loaded machine let the program load eat it and a gate saw no pool at all.

@@ -45,10 +45,12 @@ done
 testbed_up
 # --bpf-stats: the BPF run time/count series the health panels use
 export_start -i 500ms --bpf-stats
-testbed_traffic 4
-sleep 3
-scrape "$TMPD/scrape.prom"
-testbed_wait
+# the scrape checked is the first with the veth's pool and its traffic in it
+# (a fixed 3 s in, with both cores busy, had no pool yet); the stream lasts
+# until then
+testbed_traffic 60
+scrape_until_pool "$TMPD/scrape.prom" "$IF_RX"
+testbed_stop
 
 python3 "$EXPORT_TOOLS" used "$TOP/dashboards/devmemtop.json" "$TOP/dashboards/devmemtop-rules.yml" \
 	>"$TMPD/used" || fail "extracting metric names from the dashboard and rules"

@@ -46,12 +46,53 @@ done
 curl -sf --max-time 2 "$PURL/-/ready" >/dev/null || fail "prometheus not ready in 20 s"
 log "prometheus pid $prom_pid on $PURL scraping 127.0.0.1:$EXP_PORT"
 
-testbed_traffic 16
-sleep 12	# traffic on, a dozen scrapes and rule evaluations in
+# The stream lasts until the queries are done (testbed_stop), and its
+# receiver reads 8 MiB at a time: pages pile up in the socket and come back
+# in bursts larger than the pool's recycling ring, so every page is a hold,
+# however slowly the stream runs. (With 1 MiB reads, a stream slowed down by
+# busy cores had every page recycled for seconds: no hold in the 5 s window,
+# a true rate of 0.)
+TB_RX_CHUNK=8388608 testbed_traffic 120
+sel="ifname=\"$IF_RX\""
+# the stream connected and its pool's holds in a scrape of our own
+testbed_flowing
+scrape_until_pool "$TMPD/seen.prom" "$IF_RX"
+t_seen=$(date +%s.%N)
+# All queries at one instant T, waited for instead of a fixed 12 s: at
+# least 5 s after the pool was seen, with 2 or more of Prometheus' scrapes of
+# it in the 5 s before T and each recording rule evaluated since then.
+T=$(python3 - "$PURL" "$sel" "$t_seen" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+url, sel, t_seen = sys.argv[1], sys.argv[2], float(sys.argv[3])
 
-# query EXPR: prints "value labels" per sample of an instant vector
+def one(expr, t):
+    q = urllib.parse.urlencode({"query": expr, "time": "%.3f" % t})
+    r = json.load(urllib.request.urlopen(url + "/api/v1/query?" + q, timeout=5))
+    res = r["data"]["result"]
+    return float(res[0]["value"][1]) if len(res) == 1 else None
+
+rules = ("devmemtop:page_pool_refill_batch_items:p50_5m",
+         "devmemtop:page_pool_refill_batch_items:mean_5m",
+         "devmemtop:page_pool_holds:rate1m")
+end = time.time() + 90
+while time.time() < end:
+    t = time.time()
+    if t >= t_seen + 5 and \
+       (one("count_over_time(devmemtop_page_pool_holds_total{%s}[5s])" % sel, t) or 0) >= 2 and \
+       all((one("timestamp(%s{%s})" % (r, sel), t) or 0) >= t_seen + 2 for r in rules):
+        print("%.3f" % t)
+        sys.exit(0)
+    time.sleep(0.5)
+sys.exit("prometheus has not scraped the pool twice in 5 s and evaluated its rules in 90 s")
+PY
+) || fail "waiting for Prometheus: $T"
+kill -0 "$_TB_CLI" 2>/dev/null || fail "the stream ended before $T: not a query during traffic"
+log "queries at $T, $(python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) - float(sys.argv[2])))" "$T" "$t_seen") s after the pool's traffic showed"
+
+# query EXPR: prints "value labels" per sample of an instant vector at T
 query() {
-	curl -sS --max-time 5 -G "$PURL/api/v1/query" --data-urlencode "query=$1" >"$TMPD/q.json" ||
+	curl -sS --max-time 5 -G "$PURL/api/v1/query" --data-urlencode "query=$1" \
+		--data-urlencode "time=$T" >"$TMPD/q.json" ||
 		fail "query failed: $1"
 	python3 - "$TMPD/q.json" <<'PY' || fail "bad answer to: $1 ($(cat "$TMPD/q.json"))"
 import json, sys
@@ -71,7 +112,6 @@ in_range() {
 up=$(query 'up{job="devmemtop"}')
 [ "${up%% *}" = 1 ] || fail "target not up: $up ($(curl -s "$PURL/api/v1/targets" | head -c 600))"
 
-sel="ifname=\"$IF_RX\""
 for q in 0.5 0.99; do
 	r=$(query "histogram_quantile($q, sum by (le) (rate(devmemtop_page_pool_refill_batch_items_bucket{$sel}[5s])))")
 	[ "$(echo "$r" | grep -c .)" = 1 ] || fail "p$q of the refill batch: want one sample, got '$r'"
@@ -110,7 +150,7 @@ print("  %d rules healthy, alerts not inactive: %s" %
       (sum(len(g["rules"]) for g in r["data"]["groups"]), firing or "none"))
 PY
 
-testbed_wait
+testbed_stop
 kill $prom_pid
 wait $prom_pid 2>/dev/null
 export_stop

@@ -68,8 +68,12 @@ for i in $(seq 1 100); do
 done
 curl -sf --max-time 2 "$PURL/-/ready" >/dev/null || fail "prometheus not ready in 20 s"
 log "prometheus pid $prom_pid scraping $EXP_URL with its CA, a client certificate and basic auth"
-testbed_traffic 8
-sleep 8
+# until the pool's refill batches came over TLS and the wrong-password
+# job has been tried (not a fixed 8 s); the stream lasts until the checks
+# are done
+testbed_traffic 120
+prom_until "$PURL" "sum(devmemtop_page_pool_refill_batch_items_count{job=\"devmemtop\",ifname=\"$IF_RX\"})"
+prom_until "$PURL" 'count(up{job="wrongpass"} == 0)'
 
 query() {	# EXPR: "value labels" per sample
 	curl -sS --max-time 5 -G "$PURL/api/v1/query" --data-urlencode "query=$1" >"$TMPD/q.json" ||
@@ -98,7 +102,7 @@ r=$(query "sum(devmemtop_page_pool_refill_batch_items_count{job=\"devmemtop\",if
 python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "${r%% *}" 2>/dev/null ||
 	fail "no refill batches for $IF_RX over TLS: '$r'"
 log "over TLS: up=1, ${r%% *} refill batches on $IF_RX; wrong password: $(targets | grep ^wrongpass | cut -d' ' -f2,4-)"
-testbed_wait
+testbed_stop
 kill $prom_pid
 wait $prom_pid 2>/dev/null
 export_stop

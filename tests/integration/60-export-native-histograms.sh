@@ -51,13 +51,16 @@ prom_start native --enable-feature=native-histograms
 prom_start classic
 log "prometheus with native histograms on $PURL_native, without on $PURL_classic"
 
-testbed_traffic 18
-sleep 14
+# until both servers have the pool's refill batches (not a fixed 14 s); the
+# stream lasts until then
+sel="ifname=\"$IF_RX\""
+fam=devmemtop_page_pool_refill_batch_items
+testbed_traffic 120
+prom_until "$PURL_native" "histogram_count(sum($fam{$sel}))"
+prom_until "$PURL_classic" "sum(${fam}_count{$sel})"
 
 up=$(prom_one native 'up')
 [ "$up" = 1 ] || fail "native server: target down: $(curl -s "$PURL_native/api/v1/targets" | head -c 500)"
-sel="ifname=\"$IF_RX\""
-fam=devmemtop_page_pool_refill_batch_items
 r=$(promq native "$fam{$sel}")
 case $r in H*) ;; *) fail "native server: $fam{$sel} is not a native histogram: '$r'" ;; esac
 [ -z "$(promq native "${fam}_bucket{$sel}")" ] || fail "native server also has classic ${fam}_bucket"
@@ -75,7 +78,7 @@ log "series for the pool on $IF_RX: refill batch histogram $sc classic -> $sn na
 # The same snapshot on both servers: wait for the stream to end and the
 # exporter's count and sum for the pool to stand still, until both servers'
 # newest samples (at one query instant) are those values.
-testbed_wait
+testbed_stop
 expo() {	# SUFFIX: the exporter's own value, summed over the pool's series
 	grep -E "^${fam}_$1\\{.*$sel" "$TMPD/now.prom" | awk '{s += $NF} END {printf "%.17g\n", s + 0}'
 }

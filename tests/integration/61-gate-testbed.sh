@@ -107,7 +107,16 @@ grep -q "the command exited with status 3" "$TMPD/e2.out" || fail "failing comma
 "$DMT" gate --spec "$TOP/specs/veth-testbed.yaml" -d 60s -i 200ms >"$TMPD/int.out" 2>"$TMPD/int.err" &
 pid=$!
 _TB_PIDS+=($pid)
-sleep 3
+# Interrupt it early, as soon as it catches SIGINT (SigCgt bit 1 in
+# /proc/PID/status: run__catch_signals(), before the collector starts).
+# A background job inherits SIGINT ignored: a signal sent before the
+# handler is in place is lost, so a fixed sleep was a bet.
+for i in $(seq 600); do
+	cgt=$(awk '/^SigCgt:/ { print $2 }' /proc/$pid/status 2>/dev/null)
+	[ -n "$cgt" ] && (( 0x$cgt & 2 )) && break
+	sleep 0.1
+done
+(( 0x${cgt:-0} & 2 )) || fail "gate never caught SIGINT"
 kill -INT $pid
 wait $pid
 rc=$?

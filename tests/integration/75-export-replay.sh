@@ -47,11 +47,18 @@ grep -q '^devmemtop_bindings_freed_total 1$' "$TMPD/once.prom" ||
 	fail "--from --once: the recorded binding free is not counted"
 log "--from --once: the final state of the recording's 60 snapshots, lint-clean"
 
-# Half speed and 250 ms scrapes: the recorded traffic lasts 1.2 s.
-export_start --from "$REC" --speed 0.5
+# Half speed and 250 ms scrapes: the recorded traffic lasts 1.2 s. Both
+# servers are up and scraping (the target down) before the replay starts:
+# started after it, a server busy cores slowed could come up when the data
+# no longer changed, and have no rate() to show.
+EXP_PORT=$(newport)
+T_START=$(date +%s)
 PROM_SCRAPE=250ms
 prom_start native --enable-feature=native-histograms
 prom_start classic
+prom_scraping native
+prom_scraping classic
+EXP_LISTEN=127.0.0.1:$EXP_PORT export_start --from "$REC" --speed 0.5
 log "replaying to prometheus with native histograms on $PURL_native, without on $PURL_classic"
 for i in $(seq 1 120); do
 	grep -q 'replay done' "$TMPD/export.err" && break
@@ -61,9 +68,13 @@ done
 grep -q 'replay done: 60 snapshots' "$TMPD/export.err" || fail "replay did not finish: $(cat "$TMPD/export.err")"
 sleep 1
 
+# life: a range that covers the servers' whole life, however long the test
+# has taken (a freed binding's series end with the replay: with both cores
+# busy the queries below came more than a fixed 5m after it)
+life() { echo "$(($(date +%s) - T_START + 10))s"; }
 # last_sample SERVER SELECTOR: time of the newest sample of the selector's series
 last_sample() {
-	PROM_AT='' prom_one "$1" "max(max_over_time(timestamp($2)[5m:100ms]))"
+	PROM_AT='' prom_one "$1" "max(max_over_time(timestamp($2)[$(life):100ms]))"
 }
 num_eq() {	# A B: equal within 1e-9 relative (sums in s vs ns / 1e9)
 	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12) else 1)' "$1" "$2"
@@ -92,7 +103,7 @@ compare() {
 }
 
 # every devmem pool the replay showed
-pools=$(promq classic 'count by (pool_id) (last_over_time(devmemtop_page_pool_info{kind="devmem"}[5m]))' |
+pools=$(promq classic "count by (pool_id) (last_over_time(devmemtop_page_pool_info{kind=\"devmem\"}[$(life)]))" |
 	sed -n 's/.*"pool_id": "\([0-9]*\)".*/\1/p')
 [ -n "$pools" ] || fail "no devmem pool in the replay"
 fam=devmemtop_page_pool_refill_batch_items
@@ -110,7 +121,7 @@ for pool in $pools; do
 	log "series for devmem pool $pool: devmemtop_page_pool_* $sc classic -> $sn native"
 done
 
-bindings=$(promq classic 'count by (binding_id) (last_over_time(devmemtop_binding_info[5m]))' |
+bindings=$(promq classic "count by (binding_id) (last_over_time(devmemtop_binding_info[$(life)]))" |
 	sed -n 's/.*"binding_id": "\([0-9]*\)".*/\1/p')
 [ -n "$bindings" ] || fail "no binding in the replay"
 for b in $bindings; do

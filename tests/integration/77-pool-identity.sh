@@ -36,16 +36,44 @@ burst() {
 		printf '%1200s' > /dev/udp/$ADDR_RX/9; done" || fail "UDP burst"
 }
 
-"$DMT" --json -i 2s -n 16 --iface "$IF_RX" >"$TMPD/full.json" 2>"$TMPD/full.err" &
+# Both run until stopped once the quiet point is behind them (not a fixed
+# 16 intervals: with both cores busy the rounds outlasted them, and the last
+# pool's stream was never in the full mode's output).
+"$DMT" --json -i 2s --iface "$IF_RX" >"$TMPD/full.json" 2>"$TMPD/full.err" &
 full_pid=$!
 _TB_PIDS+=($full_pid)
-"$DMT" --json -i 2s -n 16 -m light --sampling 200ms/1s --iface "$IF_RX" \
+"$DMT" --json -i 2s -m light --sampling 200ms/1s --iface "$IF_RX" \
 	>"$TMPD/light.json" 2>"$TMPD/light.err" &
 light_pid=$!
 _TB_PIDS+=($light_pid)
-sleep 1.5
-kill -0 $full_pid 2>/dev/null || fail "full mode exited: $(cat "$TMPD/full.err")"
-kill -0 $light_pid 2>/dev/null || fail "light mode exited: $(cat "$TMPD/light.err")"
+# snapshots of both modes since the Unix time in ns $1 (JSON lines, whole)
+snaps_since() {
+	python3 - "$TMPD/full.json" "$TMPD/light.json" "$1" <<'PY'
+import json, sys
+for path in sys.argv[1:3]:
+    n = 0
+    for line in open(path):
+        try:
+            n += json.loads(line)["wall_ns"] > int(sys.argv[3])
+        except ValueError:
+            pass	# a line still being written
+    print(n, end=" ")
+PY
+}
+# wait_both N T: until each mode has written N snapshots after T (ns), 60 s at most
+wait_both() {
+	local end=$((SECONDS + 60)) n
+	while :; do
+		read -r -a n <<<"$(snaps_since "$2")"
+		[ "${n[0]}" -ge "$1" ] && [ "${n[1]}" -ge "$1" ] && return 0
+		kill -0 $full_pid 2>/dev/null || fail "full mode exited: $(cat "$TMPD/full.err")"
+		kill -0 $light_pid 2>/dev/null || fail "light mode exited: $(cat "$TMPD/light.err")"
+		[ $SECONDS -lt $end ] || fail "want $1 snapshots of each mode after $2, have ${n[*]} in 60 s"
+		sleep 0.1
+	done
+}
+# both attached and reporting (their first snapshot), not a fixed 1.5 s
+wait_both 1 0
 testbed_up		# every pool of the test veth is born while both watch
 # the burner: its peer has one tx queue, as veth's XDP wants
 ip -n "$NS_RX" link add "$IF_BURN" numrxqueues 1024 numtxqueues 1 type veth \
@@ -56,11 +84,11 @@ ip -n "$NS_RX" link set "${IF_BURN}p" up
 wait_snapshot() {
 	local n0 t
 	n0=$(wc -l <"$TMPD/full.json")
-	for ((t = 0; t < 100; t++)); do
+	for ((t = 0; t < 600; t++)); do
 		[ "$(wc -l <"$TMPD/full.json")" -gt "$n0" ] && return 0
 		sleep 0.05
 	done
-	fail "no snapshot from the full mode in 5 s"
+	fail "no snapshot from the full mode in 30 s"
 }
 for ((r = 0; r < ROUNDS; r++)); do
 	# a round takes well under the 2 s between two snapshots
@@ -76,12 +104,37 @@ for ((r = 0; r < ROUNDS; r++)); do
 	done
 	log "round $r: $TOGGLES pools in $((($(date +%s%N) - t0) / 1000000)) ms"
 done
-# the last pool stays, with a stream over several snapshots: light mode
-# locates it in its sampling windows, one per snapshot here
-testbed_traffic 6
-testbed_wait
-sleep 4.5		# quiet: two snapshots or more with no traffic
+# the last pool stays, with a stream until light mode has located it in
+# its sampling windows (one per snapshot here) and both report its holds
+testbed_traffic 120
+testbed_flowing
+end=$((SECONDS + 60))
+until python3 - "$TMPD/full.json" "$TMPD/light.json" "$IF_RX" <<'PY'
+import json, sys
+
+def newest(path):
+    for line in reversed(open(path).readlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            pass	# a line still being written
+    return {"pools": []}
+
+# light mode's holds are null (unknown) until it has located the pool
+sys.exit(0 if all(any(p["ifname"] == sys.argv[3] and p["state"] == "alive" and p["holds"]
+                      for p in newest(f)["pools"]) for f in sys.argv[1:3]) else 1)
+PY
+do
+	[ $SECONDS -lt $end ] || fail "the last pool's holds not in both modes' output in 60 s"
+	kill -0 "$_TB_CLI" 2>/dev/null || fail "the stream ended before both modes showed its pool"
+	sleep 0.2
+done
+testbed_stop
+t_end=$(date +%s%N)
+# quiet: two snapshots of each mode after the stream ended
+wait_both 2 "$t_end"
 t_q=$(date +%s%N)
+kill -TERM $full_pid $light_pid
 wait $full_pid || fail "full mode failed: $(cat "$TMPD/full.err")"
 wait $light_pid || fail "light mode failed: $(cat "$TMPD/light.err")"
 testbed_down

@@ -129,7 +129,12 @@ ctr_check "$CTR-k8s" 0:0 CAP_BPF,CAP_PERFMON,CAP_SETUID,CAP_SETGID,CAP_SETPCAP 0
 # traffic only now: both have attached, both must count the veth pool's holds
 testbed_traffic 3
 testbed_wait
-sleep 1		# one more snapshot (-i 500ms) after the stream ended
+# until each has a snapshot with the pool's holds in it (60 s at most), not
+# a fixed 1 s after the stream
+for p in "${PORTS[@]}"; do
+	EXP_URL=http://127.0.0.1:$p
+	scrape_until_pool "$TMPD/wait.txt" "$IF_RX"
+done
 ctr_scrape "$CTR" "${PORTS[0]}"
 ctr_scrape "$CTR-k8s" "${PORTS[1]}"
 

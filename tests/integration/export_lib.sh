@@ -6,13 +6,14 @@ EXP_PORT=
 EXP_URL=
 EXPORT_TOOLS=$TOP/tests/integration/export_tools.py
 
-# export_start [ARGS...]: run `devmemtop export` on a free loopback port and
-# wait until it serves (it prints "serving http[s]://ADDR/metrics" then).
+# export_start [ARGS...]: run `devmemtop export` on a free loopback port (or
+# on EXP_LISTEN) and wait until it serves (it prints "serving
+# http[s]://ADDR/metrics" then).
 export_start() {
 	local i
 	# no stale address from an earlier exporter: the child truncates late
 	rm -f "$TMPD/export.err"
-	"$DMT" export --listen 127.0.0.1:0 "$@" >"$TMPD/export.out" 2>"$TMPD/export.err" &
+	"$DMT" export --listen "${EXP_LISTEN:-127.0.0.1:0}" "$@" >"$TMPD/export.out" 2>"$TMPD/export.err" &
 	EXP_PID=$!
 	_TB_PIDS+=($EXP_PID)
 	for i in $(seq 1 300); do
@@ -51,6 +52,22 @@ scrape() {
 	code=$(curl -sS --max-time 10 -o "$1" -w '%{http_code}' "$EXP_URL/metrics") ||
 		fail "scrape failed (curl)"
 	[ "$code" = 200 ] || fail "scrape returned HTTP $code"
+}
+
+# scrape_until_pool FILE IFNAME: scrape into FILE until it has the pool of
+# IFNAME with holds > 0 (its traffic seen by a snapshot), 60 s at most: the
+# wait is for that event, not a fixed time (with both cores busy the
+# stream's first packets or the exporter's next snapshot can be seconds late).
+scrape_until_pool() {
+	local end=$((SECONDS + 60))
+	while :; do
+		scrape "$1"
+		grep -q "^devmemtop_page_pool_holds_total{[^}]*ifname=\"$2\"[^}]*} [1-9]" "$1" &&
+			return 0
+		[ $SECONDS -lt $end ] ||
+			fail "no scrape in 60 s has the pool of $2 with holds > 0: $(grep '^devmemtop_page_pool_holds_total' "$1")"
+		sleep 0.2
+	done
 }
 
 # promtool_lint FILE: the text format must pass promtool's parser and linter.
@@ -158,6 +175,40 @@ EOC
 		sleep 0.2
 	done
 	eval "PURL_$name=http://127.0.0.1:$port"
+}
+
+# prom_scraping SERVER: wait (60 s at most) until SERVER's scrape loop has
+# tried its target once (up or down): it then scrapes every interval.
+prom_scraping() {
+	local url end=$((SECONDS + 60))
+	eval "url=\$PURL_$1"
+	until curl -sf --max-time 5 "$url/api/v1/targets" 2>/dev/null |
+		python3 -c 'import json, sys
+t = json.load(sys.stdin)["data"]["activeTargets"]
+sys.exit(0 if t and all(x["health"] != "unknown" for x in t) else 1)'; do
+		[ $SECONDS -lt $end ] || fail "prometheus $1 has not scraped in 60 s: $(tail -3 "$TMPD/$1/log")"
+		sleep 0.2
+	done
+}
+
+# prom_until URL EXPR: wait (60 s at most) until the instant query EXPR on
+# the Prometheus at URL has a sample > 0: the event a test needs before its
+# checks, instead of a fixed sleep.
+prom_until() {
+	python3 - "$1" "$2" <<'PY' || fail "prometheus at $1: no sample > 0 of $2 in 60 s"
+import json, sys, time, urllib.parse, urllib.request
+end = time.time() + 60
+while time.time() < end:
+    q = urllib.parse.urlencode({"query": sys.argv[2]})
+    try:
+        r = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/query?" + q, timeout=5))
+        if any(float(s["value"][1]) > 0 for s in r["data"]["result"] if "value" in s):
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.25)
+sys.exit(1)
+PY
 }
 
 # promq SERVER EXPR: "value-or-H labels" per sample ("H" for a native

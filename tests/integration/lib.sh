@@ -8,6 +8,12 @@
 # addresses that exist only inside those namespaces.
 
 set -u
+# Debian's python3 and tools first, those scripts/install-deps.sh installs
+# (python3-yaml, python3-scipy...), not whatever a user's PATH puts first:
+# here a pyenv shim, another interpreter without scipy, whose bash wrapper
+# took 13 s a start at load average 17 (Debian's: 1.2 s), for the hundreds
+# of python3 starts of a run
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DMT=${DMT:-$TOP/build/devmemtop}
 XDP_OBJ=${XDP_OBJ:-$TOP/build/xdp_pass.bpf.o}
@@ -75,6 +81,25 @@ testbed_traffic() {
 		$ADDR_RX $PORT "$1" ${TB_TX_DUTY:-} >"$TMPD/tx.bytes" 2>"$TMPD/tx.err" &
 	_TB_PIDS+=($!)
 	_TB_CLI=$!
+}
+
+# testbed_flowing: wait (60 s at most) until the stream's connection is
+# established on the receiver: from then on its data are on the wire.
+testbed_flowing() {
+	local end=$((SECONDS + 60))
+	until [ -n "$(ip netns exec "$NS_RX" ss -Htn state established "( sport = :$PORT )" 2>/dev/null)" ]; do
+		[ $SECONDS -lt $end ] || fail "the stream did not connect in 60 s: $(cat "$TMPD/tx.err" "$TMPD/rx.err")"
+		kill -0 "$_TB_CLI" 2>/dev/null || fail "the stream's client exited: $(cat "$TMPD/tx.err")"
+		sleep 0.1
+	done
+}
+
+# testbed_stop: end the stream now (the client stops sending at SIGTERM and
+# exits 0), then testbed_wait. For a stream started with a long SECONDS that
+# must last until the test has seen what it waits for, whatever the load.
+testbed_stop() {
+	kill -TERM "$_TB_CLI" 2>/dev/null
+	testbed_wait
 }
 
 testbed_wait() {

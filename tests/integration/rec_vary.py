@@ -4,6 +4,7 @@
 format"), so that many replaying exporters differ (97-fleet-aggregation):
 
   rec_vary.py IN OUT KEEP [--occupancy R] [--leak N]
+  rec_vary.py IN --batch    (those OUT KEEP ... arguments, one line each, on stdin)
 
 KEEP: keep the first KEEP snapshots (and the events before the next one),
 with an END frame that counts them. In the last snapshot kept, every
@@ -13,6 +14,7 @@ META is copied as it is (its CRC covers the file header).
 """
 import argparse
 import struct
+import sys
 import zlib
 
 SNAPSHOT, EVENT, END = 2, 3, 4
@@ -69,15 +71,7 @@ def patch_bindings(p, occupancy, leak):
     return bytes(p), n_bind
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("inp")
-    ap.add_argument("out")
-    ap.add_argument("keep", type=int)
-    ap.add_argument("--occupancy", type=float)
-    ap.add_argument("--leak", type=int)
-    a = ap.parse_args()
-    data = open(a.inp, "rb").read()
+def vary(data, outpath, keep, occupancy=None, leak=None):
     out = [data[:16]]
     snaps = events = 0
     end = None
@@ -86,24 +80,47 @@ def main():
             end = payload
             continue
         if ftype == SNAPSHOT:
-            if snaps == a.keep:
+            if snaps == keep:
                 continue
             snaps += 1
-            if snaps == a.keep and (a.occupancy is not None or a.leak is not None):
-                payload, n = patch_bindings(payload, a.occupancy, a.leak)
+            if snaps == keep and (occupancy is not None or leak is not None):
+                payload, n = patch_bindings(payload, occupancy, leak)
                 if not n:
                     raise SystemExit("rec_vary.py: snapshot %d has no binding to patch" % snaps)
                 raw = frame(SNAPSHOT, payload)
         elif ftype == EVENT:
-            if snaps == a.keep:
+            if snaps == keep:
                 continue
             events += 1
         out.append(raw)
-    if snaps < a.keep or end is None:
-        raise SystemExit("rec_vary.py: %s has %d snapshots%s" %
-                         (a.inp, snaps, "" if end else " and no END frame"))
+    if snaps < keep or end is None:
+        raise SystemExit("rec_vary.py: %d snapshots%s, want %d" %
+                         (snaps, "" if end else " and no END frame", keep))
     out.append(frame(END, struct.pack("<QQ", snaps, events) + end[16:]))
-    open(a.out, "wb").write(b"".join(out))
+    open(outpath, "wb").write(b"".join(out))
+
+
+def parser():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("keep", type=int)
+    ap.add_argument("--occupancy", type=float)
+    ap.add_argument("--leak", type=int)
+    return ap
+
+
+def main():
+    # rec_vary.py IN --batch: one "OUT KEEP [--occupancy R] [--leak N]" a
+    # line on stdin, all from one read of IN (one interpreter, not one each)
+    if len(sys.argv) == 3 and sys.argv[2] == "--batch":
+        data = open(sys.argv[1], "rb").read()
+        for line in sys.stdin:
+            if line.strip():
+                a = parser().parse_args(line.split())
+                vary(data, a.out, a.keep, a.occupancy, a.leak)
+        return
+    a = parser().parse_args(sys.argv[2:])
+    vary(open(sys.argv[1], "rb").read(), a.out, a.keep, a.occupancy, a.leak)
 
 
 main()

@@ -3,7 +3,9 @@
 """TCP stream for the veth test bed: 'server ADDR PORT [CHUNK]' or 'client ADDR PORT SECONDS [DUTY]'.
 
 The server prints the bytes it received as one line; the client stops after
-SECONDS (bounded: never more than 120 s) and prints the bytes it sent.
+SECONDS (bounded: never more than 120 s), or at SIGTERM (testbed_stop: a
+stream that lasts until the test has seen what it waits for), and prints
+the bytes it sent.
 
 With CHUNK (bytes), the server reads CHUNK at a time (MSG_WAITALL; the receive
 buffer autotunes): pages pile up in the socket and come back to the
@@ -13,9 +15,17 @@ event per page. That is the bed's highest page_pool event rate (about
 0.5 M events/s here against 20-80 k with 1 MiB reads at the same bit rate);
 bench/light.sh uses it.
 """
+import signal
 import socket
 import sys
 import time
+
+stop = False
+
+
+def on_term(_sig, _frame):
+    global stop
+    stop = True
 
 
 def server(addr, port, chunk=0):
@@ -49,6 +59,7 @@ def client(addr, port, secs, duty=1.0):
     stay idle for the rest: the bed's page rate in the burst regime, scaled
     (a paced stream would recycle every page and raise no events at all)."""
     secs = min(float(secs), 120.0)
+    signal.signal(signal.SIGTERM, on_term)
     for _ in range(50):
         try:
             s = socket.create_connection((addr, port), timeout=5)
@@ -60,7 +71,7 @@ def client(addr, port, secs, duty=1.0):
     buf = b"\x5a" * (1 << 20)
     end = time.monotonic() + secs
     n = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end and not stop:
         if duty < 1.0:
             now = time.monotonic()
             phase = (now - (end - secs)) % 1.0

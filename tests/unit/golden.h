@@ -252,10 +252,16 @@ static inline void golden_snapshot(struct golden_run *g, int k)
 		.oldest_age_ns = 1500000000ULL + 1000000000ULL * k, .handed = 800 + 100 * k,
 		.returned = 550 + 90 * k };
 	strcpy(h[0].comm, "ncdevmem");
+	/* issue 24: one holder in a pod, one whose cgroup went before its path was found */
+	h[0].cgroup_id = 8812;
+	strcpy(h[0].cgroup, "/kubepods.slice/kubepods-besteffort.slice/"
+	       "kubepods-besteffort-pod0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0.slice/"
+	       "cri-containerd-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9.scope");
 	h[1] = (struct dmt_holder_snap){ .sk = 0xffff8881000b0000ULL, .pid = 4243,
 		.binding_id = 3, .tokens = 60, .niovs = 60, .oldest_age_ns = 250000000ULL,
 		.handed = 200, .returned = 140 };
 	strcpy(h[1].comm, "rx\x7fq");
+	h[1].cgroup_id = 8813;
 	*s = (struct dmt_snapshot){
 		.ts_ns = GOLDEN_T0 + 1000000000ULL * k, .wall_ns = GOLDEN_WALL0 + 1000000000ULL * k,
 		.interval_s = k ? 1.0 : 0, .seq = k + 1, .mode = DMT_MODE_LIGHT,

@@ -468,6 +468,55 @@ static void test_token_holders(void **state)
 	f->snap.n_holders = 0;
 }
 
+static int count_lines(const char *t, const char *prefix);
+
+/*
+ * Holders by pod (issue 24): a pod's process carries pod_uid and
+ * container_id (the pod's own cgroup: pod_uid only), a host process
+ * neither; each row takes them from its largest socket; they add no
+ * series: 13 processes in 13 pods are still 10 series.
+ */
+static void test_token_holder_pods(void **state)
+{
+	static const char cid[] =
+		"9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+	struct fixture *f = *state;
+	struct dmt_holder_snap h[13] = {};
+	const char *t;
+
+	for (int i = 0; i < 13; i++) {
+		h[i] = (struct dmt_holder_snap){ .pid = 100 + i, .binding_id = 3,
+						 .tokens = 30 - i, .cgroup_id = 500 + i };
+		strcpy(h[i].comm, "rx");
+		snprintf(h[i].cgroup, sizeof(h[i].cgroup),
+			 "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1%02d/%s", i, cid);
+	}
+	/* the pod's own cgroup; a host process; a gone cgroup (id only) */
+	snprintf(h[1].cgroup, sizeof(h[1].cgroup),
+		 "/kubepods.slice/kubepods-pod0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0.slice");
+	snprintf(h[2].cgroup, sizeof(h[2].cgroup), "/system.slice/rx.service");
+	h[3].cgroup[0] = '\0';
+	/* a second socket of pid 100, smaller, elsewhere: the row keeps the first's */
+	h[12] = (struct dmt_holder_snap){ .pid = 100, .binding_id = 3, .tokens = 1 };
+	snprintf(h[12].cgroup, sizeof(h[12].cgroup), "/user.slice");
+	f->snap.holders = h;
+	f->snap.n_holders = 13;
+	t = render(f);
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"100\",comm=\"rx\",binding_id=\"3\","
+		       "pod_uid=\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e100\",container_id=\"9a8b7c6d5e4f"
+		       "30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9\"} 31");
+	assert_line(t, "devmemtop_token_holder_niovs{pid=\"101\",comm=\"rx\",binding_id=\"3\","
+		       "pod_uid=\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\"} 0");
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"102\",comm=\"rx\",binding_id=\"3\"} 28");
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"103\",comm=\"rx\",binding_id=\"3\"} 27");
+	assert_int_equal(count_lines(t, "devmemtop_token_holder_tokens{"), 10);
+	assert_int_equal(count_lines(t, "devmemtop_token_holder_oldest_token_age_seconds{"), 10);
+	/* pids 110, 111 summed: 20 + 19 */
+	assert_line(t, "devmemtop_token_holder_others_tokens 39");
+	f->snap.holders = NULL;
+	f->snap.n_holders = 0;
+}
+
 static int count_lines(const char *t, const char *prefix)
 {
 	int n = 0;
@@ -531,6 +580,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_catalogue),
 		cmocka_unit_test_setup_teardown(test_token_holders, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_holder_pods, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_limits, setup, teardown),
 	};
 

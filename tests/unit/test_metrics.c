@@ -22,6 +22,22 @@ static bool ends_with(const char *s, const char *sfx)
 	return n >= m && !strcmp(s + n - m, sfx);
 }
 
+static const char *const obj_prefix[] = {
+	[MO_BINDING] = "binding.", [MO_POOL] = "pool.", [MO_GLOBAL] = "",
+};
+
+static size_t obj_size(enum mdef_obj o)
+{
+	return o == MO_POOL ? sizeof(struct dmt_pool_snap) :
+	       o == MO_BINDING ? sizeof(struct dmt_binding_snap) : sizeof(struct dmt_snapshot);
+}
+
+static size_t kind_size(enum mdef_kind k)
+{
+	return k == MK_LOG2 ? sizeof(struct hist_log2) :
+	       k == MK_BATCH ? sizeof(struct hist_batch) : sizeof(uint32_t);
+}
+
 static void test_rows(void **state)
 {
 	assert_true(mdef_count > 0);
@@ -31,7 +47,8 @@ static void test_rows(void **state)
 		const struct mdef *d = &mdefs[i];
 
 		assert_non_null(d->name);
-		assert_int_equal(strncmp(d->name, "binding.", 8), 0);
+		assert_int_equal(strncmp(d->name, obj_prefix[d->obj], strlen(obj_prefix[d->obj])),
+				 0);
 		assert_non_null(d->help);
 		assert_true(strlen(d->help) > 10);
 		assert_true(d->avail < DMT_M__COUNT);
@@ -40,8 +57,18 @@ static void test_rows(void **state)
 			assert_int_equal(d->rec_tag, 0);	/* computed on reading */
 		} else {
 			assert_null(d->derive);
-			assert_true(d->off + sizeof(uint32_t) <= sizeof(struct dmt_binding_snap));
+			assert_true(d->off + kind_size(d->kind) <= obj_size(d->obj));
 		}
+		/* a histogram's classic family is scaled; its native twin has help */
+		if (d->kind == MK_LOG2 && d->prom)
+			assert_true(d->prom_div >= 1);
+		if (d->prom_native) {
+			assert_int_equal(d->kind, MK_LOG2);
+			assert_non_null(d->native_help);
+		}
+		/* recordings: pool tag 1 is the flags */
+		if (d->obj == MO_POOL && d->rec_tag)
+			assert_true(d->rec_tag >= 2);
 		if (d->type == MT_TOTAL)
 			assert_non_null(d->event);
 		for (size_t j = 0; j < i; j++) {
@@ -52,8 +79,14 @@ static void test_rows(void **state)
 				assert_string_not_equal(d->json, e->json);
 			if (d->prom && e->prom)
 				assert_string_not_equal(d->prom, e->prom);
-			if (d->rec_tag)
+			if (d->rec_tag && d->obj == e->obj)
 				assert_int_not_equal(d->rec_tag, e->rec_tag);
+			/* one row per field: the run figures add each row up once */
+			if (d->repr != MR_DERIVED && e->repr != MR_DERIVED && d->obj == e->obj)
+				assert_int_not_equal(d->off, e->off);
+			/* prom_seq: one place per family among its object's */
+			if (d->prom_seq && d->obj == e->obj)
+				assert_int_not_equal(d->prom_seq, e->prom_seq);
 		}
 	}
 }
@@ -66,7 +99,7 @@ static void test_outputs_reach_rows(void **state)
 		if (d->gate) {
 			int id = gm_lookup(d->name);
 
-			assert_true(id >= GM__STATIC);
+			assert_true(id >= 0);
 			assert_ptr_equal(gm_def(id)->mdef, d);
 			assert_int_equal(gm_def(id)->avail, d->avail);
 		} else {
@@ -76,11 +109,18 @@ static void test_outputs_reach_rows(void **state)
 			const struct expo_family *f = expo_family_find(d->prom);
 
 			assert_non_null(f);
-			assert_string_equal(f->type, d->type == MT_COUNTER ? "counter" : "gauge");
+			assert_string_equal(f->type, d->kind != MK_SCALAR ? "histogram" :
+					    d->type == MT_COUNTER ? "counter" : "gauge");
 			assert_int_equal(f->gate, d->avail);
-			assert_int_equal(f->scope, EXPO_BINDING);
+			assert_int_equal(f->scope, d->obj == MO_POOL ? EXPO_POOL :
+					 d->obj == MO_BINDING ? EXPO_BINDING : EXPO_GLOBAL);
 			/* Prometheus conventions: counters _total, units in the name */
-			assert_true(ends_with(d->prom, "_total") == (d->type == MT_COUNTER));
+			assert_true(ends_with(d->prom, "_total") ==
+				    (d->kind == MK_SCALAR && d->type == MT_COUNTER));
+			if (d->kind == MK_LOG2 && d->unit == MU_NS)
+				assert_true(ends_with(d->prom, "_seconds"));
+			if (d->prom_native)
+				assert_non_null(expo_family_find(d->prom_native));
 			if (d->unit == MU_BYTES)
 				assert_true(ends_with(d->prom, "_bytes"));
 			if (d->unit == MU_RATIO)
@@ -89,11 +129,54 @@ static void test_outputs_reach_rows(void **state)
 	}
 }
 
+/*
+ * The gate list keeps its places for the figures that became rows (R() in
+ * gate_spec.c): each is filled from its row, with the row's type and
+ * direction, and the row is not listed a second time.
+ */
+static void test_gate_places(void **state)
+{
+	static const struct {
+		enum gm_id id;
+		const char *name;
+		enum gm_type type;
+	} placed[] = {
+		{ GM_POOL_REFILL_BATCH, "pool.refill_batch", GM_HIST_BATCH },
+		{ GM_POOL_HOLDS, "pool.holds", GM_COUNTER },
+		{ GM_POOL_RELEASES, "pool.releases", GM_COUNTER },
+		{ GM_POOL_INFLIGHT, "pool.inflight", GM_GAUGE },
+		{ GM_POOL_DESTROY_INFLIGHT, "pool.destroy_inflight", GM_GAUGE },
+		{ GM_POOL_NID_CHANGES, "pool.nid_changes", GM_COUNTER },
+		{ GM_BIND_ALLOC_LATENCY, "binding.alloc_latency", GM_HIST_LOG2 },
+		{ GM_BIND_ALLOC_LATENCY_NIOV, "binding.alloc_latency_per_niov", GM_HIST_LOG2 },
+		{ GM_BIND_FREE_LATENCY, "binding.free_latency", GM_HIST_LOG2 },
+		{ GM_DONTNEED_TOKENS, "dontneed.tokens", GM_COUNTER },
+		{ GM_DONTNEED_CALLS, "dontneed.calls", GM_COUNTER },
+	};
+
+	for (size_t i = 0; i < sizeof(placed) / sizeof(placed[0]); i++) {
+		const struct gm_def *g = gm_def(placed[i].id);
+
+		assert_non_null(g->mdef);
+		assert_string_equal(g->name, placed[i].name);
+		assert_int_equal(g->type, placed[i].type);
+		assert_int_equal(g->better, g->mdef->better);
+		assert_non_null(g->help);
+		assert_int_equal(gm_lookup(placed[i].name), placed[i].id);
+	}
+	/* every entry has a name and words: no place left unfilled */
+	for (int i = 0; i < gm_count(); i++) {
+		assert_non_null(gm_def(i)->name);
+		assert_non_null(gm_def(i)->help);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_outputs_reach_rows),
+		cmocka_unit_test(test_gate_places),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
  * corruption of every frame, and bad headers.
  */
 #include <errno.h>
+#include <endian.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -150,6 +151,9 @@ static void assert_snap_equal(const struct dmt_snapshot *a, const struct dmt_sna
 /* The token section of a snapshot without holders: count, 4 empty sparse
  * histograms (count, sum, u16 0), 4 counters. */
 #define TOKENS_EMPTY	(4 + 4 * (8 + 8 + 2) + 4 * 8)
+/* The holders' cgroups after it (issue 24), none: the count. */
+#define CGROUPS_EMPTY	4
+#define TAIL_EMPTY	(TOKENS_EMPTY + CGROUPS_EMPTY)
 
 static void test_snapshot_round_trip(void **state)
 {
@@ -163,13 +167,14 @@ static void test_snapshot_round_trip(void **state)
 	snapshot__free(d);
 
 	/*
-	 * every proper prefix is refused, never crashes; but for the one that
-	 * ends where the token section starts: that is a recording made before
-	 * it (the frame length, checked by the reader, tells a cut frame)
+	 * every proper prefix is refused, never crashes; but for the two that
+	 * end where the token section or the holders' cgroups start: those
+	 * are recordings made before them (the frame length, checked by the
+	 * reader, tells a cut frame)
 	 */
 	for (size_t n = 0; n < b.len; n++) {
 		d = NULL;
-		if (n == b.len - TOKENS_EMPTY) {
+		if (n == b.len - TAIL_EMPTY || n == b.len - CGROUPS_EMPTY) {
 			assert_int_equal(rec_decode_snapshot(b.p, n, NULL, &d, why, sizeof(why)),
 					 0);
 			assert_int_equal(d->n_holders, 0);
@@ -334,7 +339,7 @@ static void test_decode_rejects(void **state)
 
 		t.n_pools = 0;
 		rec_encode_snapshot(&head, &t, NULL);
-		off = head.len - (4 + 4 + 6 * 8 + 1 + 4 + 8 + TOKENS_EMPTY);
+		off = head.len - (4 + 4 + 6 * 8 + 1 + 4 + 8 + TAIL_EMPTY);
 		rec_buf__free(&head);
 		b.p[off] = 0xff;
 		b.p[off + 1] = 0xff;
@@ -380,6 +385,86 @@ static void test_tokens_round_trip(void **state)
 }
 
 /*
+ * Each holder's cgroup id and path (issue 24) follow the token section; a
+ * recording from before them reads with the ids unknown (0, ""), a count
+ * that does not match the holders' is damage.
+ */
+static void test_holder_cgroups(void **state)
+{
+	static const char pod[] = "/kubepods.slice/kubepods-besteffort.slice/"
+		"kubepods-besteffort-pod0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0.slice/"
+		"cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {};
+	size_t sect;
+	char why[200];
+
+	s->holders = calloc(3, sizeof(*s->holders));
+	assert_non_null(s->holders);
+	s->n_holders = 3;
+	s->holders[0] = (struct dmt_holder_snap){ .pid = 10, .tokens = 5, .cgroup_id = 4242 };
+	snprintf(s->holders[0].cgroup, sizeof(s->holders[0].cgroup), "%s", pod);
+	/* gone before its path was found: the id alone */
+	s->holders[1] = (struct dmt_holder_snap){ .pid = 11, .tokens = 4, .cgroup_id = 77 };
+	s->holders[2] = (struct dmt_holder_snap){ .pid = 12, .tokens = 3 };
+	snprintf(s->holders[2].comm, sizeof(s->holders[2].comm), "rx");
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
+	assert_int_equal(d->n_holders, 3);
+	assert_memory_equal(d->holders, s->holders, 3 * sizeof(*s->holders));
+	snapshot__free(d);
+
+	/* the section: u32 3, then (u32 len, u64 id, u16 + path) per holder */
+	sect = b.len - 4 - 3 * (4 + 8 + 2) - strlen(pod);
+	assert_int_equal(b.p[sect], 3);
+	/* cut there: a recording from before it */
+	assert_int_equal(rec_decode_snapshot(b.p, sect, NULL, &d, why, sizeof(why)), 0);
+	assert_int_equal(d->n_holders, 3);
+	assert_int_equal(d->holders[0].pid, 10);
+	assert_int_equal(d->holders[0].cgroup_id, 0);
+	assert_string_equal(d->holders[0].cgroup, "");
+	snapshot__free(d);
+	/* two cgroups for three holders */
+	b.p[sect] = 2;
+	d = NULL;
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "2 holder cgroups for 3 token holders"));
+	assert_null(d);
+	/* an entry longer than the frame */
+	b.p[sect] = 3;
+	b.p[sect + 4] = 0xff;
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
+	assert_null(d);
+	/* entries with more than this reader knows (a newer writer's): skipped */
+	{
+		uint8_t *p = malloc(sect + 4 + 3 * 20);
+		size_t o = sect;
+
+		assert_non_null(p);
+		memcpy(p, b.p, sect);
+		memcpy(p + o, "\3\0\0\0", 4);
+		o += 4;
+		for (int i = 0; i < 3; i++) {
+			/* len 16: id 900 + i, path "", 6 bytes of a later field */
+			memcpy(p + o, "\20\0\0\0", 4);
+			memset(p + o + 4, 0, 16);
+			p[o + 4] = 0x84 + i;
+			p[o + 5] = 0x03;
+			memset(p + o + 14, 0xee, 6);
+			o += 20;
+		}
+		assert_int_equal(rec_decode_snapshot(p, o, NULL, &d, why, sizeof(why)), 0);
+		assert_int_equal(d->holders[0].cgroup_id, 900);
+		assert_int_equal(d->holders[2].cgroup_id, 902);
+		assert_string_equal(d->holders[1].cgroup, "");
+		snapshot__free(d);
+		free(p);
+	}
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
  * The metric table's stored rows travel in a tagged tail after the version 1
  * binding fields: a tag this reader does not know is skipped, not an error.
  */
@@ -389,10 +474,10 @@ static void test_binding_tail(void **state)
 	struct rec_buf b = {};
 	char why[200];
 	/* after the bindings: 6 counters, bpf_stats, program count, collect_ns */
-	size_t after = 6 * 8 + 1 + 4 + 8 + TOKENS_EMPTY, tail, stored = 0;
+	size_t after = 6 * 8 + 1 + 4 + 8 + TAIL_EMPTY, tail, stored = 0;
 
 	for (size_t i = 0; i < mdef_count; i++)
-		stored += mdefs[i].rec_tag != 0;
+		stored += mdefs[i].obj == MO_BINDING && mdefs[i].rec_tag != 0;
 	s->n_pools = 0;
 	s->n_progs = 0;
 	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
@@ -410,6 +495,99 @@ static void test_binding_tail(void **state)
 	b.p[tail] = 200;
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "binding tail count 200"));
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
+ * The snapshot's tail (kernel-wide rows with a tag) comes after the token
+ * section, only when a row has a tag; a reader skips tags it does not know
+ * and calls a count that runs past the frame damage.
+ */
+static void test_snapshot_tail(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {};
+	const uint8_t tail[] = { 1, 0, 0xe7, 0x03, 7, 0, 0, 0, 0, 0, 0, 0 };
+	size_t stored = 0;
+	char why[200];
+
+	for (size_t i = 0; i < mdef_count; i++)
+		stored += mdefs[i].obj == MO_GLOBAL && mdefs[i].rec_tag != 0;
+	s->tok_cost.holders_full = 0x1122334455667788ULL;	/* the token section's last u64 */
+	s->n_holders = 0;	/* then the holders' cgroups are one u32 0 */
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	if (!stored) {
+		uint64_t last;
+		uint32_t n_cg;
+
+		/* nothing written: the frame ends with the holders' cgroups */
+		memcpy(&last, b.p + b.len - 12, 8);
+		memcpy(&n_cg, b.p + b.len - 4, 4);
+		assert_int_equal(le64toh(last), 0x1122334455667788ULL);
+		assert_int_equal(le32toh(n_cg), 0);
+	}
+	/* a newer writer's tail: tag 999 */
+	b.p = realloc(b.p, b.len + sizeof(tail));
+	assert_non_null(b.p);
+	memcpy(b.p + b.len, tail, sizeof(tail));
+	assert_int_equal(rec_decode_snapshot(b.p, b.len + sizeof(tail), NULL, &d, why,
+					     sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	snapshot__free(d);
+	d = NULL;
+	b.p[b.len] = 200;
+	assert_int_equal(rec_decode_snapshot(b.p, b.len + sizeof(tail), NULL, &d, why,
+					     sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "snapshot tail count 200"));
+	assert_null(d);
+	rec_buf__free(&b);
+	snapshot__free(s);
+}
+
+/*
+ * A binding record with a histogram tail after its tagged tail (written by
+ * a table with a tagged histogram row): this reader reads past tags it does
+ * not know, and a count that runs past the record is damage.
+ */
+static void test_hist_tail(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {};
+	/* n 1; tag 999: count 3, sum 30, one slot (2: 3) */
+	const uint8_t tail[] = {
+		1, 0, 0xe7, 0x03, 3, 0, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0,
+		1, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+	};
+	/* the binding's length: no pools, availability as in the frame before */
+	const size_t at = 8 + 8 + 8 + 8 + 4 + 1 + 4 + 4;
+	uint32_t len, nlen;
+	size_t end;
+	uint8_t *p;
+	char why[200];
+
+	s->n_pools = 0;
+	assert_int_equal(rec_encode_snapshot(&b, s, s->avail), 0);
+	memcpy(&len, b.p + at, 4);
+	end = at + 4 + le32toh(len);
+	p = malloc(b.len + sizeof(tail));
+	assert_non_null(p);
+	memcpy(p, b.p, end);
+	memcpy(p + end, tail, sizeof(tail));
+	memcpy(p + end + sizeof(tail), b.p + end, b.len - end);
+	nlen = htole32(le32toh(len) + sizeof(tail));
+	memcpy(p + at, &nlen, 4);
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+					     sizeof(why)), 0);
+	assert_snap_equal(s, d);
+	snapshot__free(d);
+	d = NULL;
+	p[end] = 200;
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+					     sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "histogram tail count 200"));
+	assert_null(d);
+	free(p);
 	rec_buf__free(&b);
 	snapshot__free(s);
 }
@@ -955,7 +1133,10 @@ int main(void)
 		cmocka_unit_test(test_pool_tail_absent),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_binding_tail),
+		cmocka_unit_test(test_snapshot_tail),
+		cmocka_unit_test(test_hist_tail),
 		cmocka_unit_test(test_tokens_round_trip),
+		cmocka_unit_test(test_holder_cgroups),
 		cmocka_unit_test(test_v1_fixture),
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_truncation),

@@ -169,8 +169,10 @@ static void test_netlink_merge(void **state)
 	};
 
 	v = map_pool(0xa000, 7, 100, 36);
+	v.netns = 4026532001ULL;
 	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
 	v = map_pool(0xb000, 9, 1, 1);
+	v.netns = 0;
 	v.attr_src = DMT_ATTR_NONE;
 	v.ifindex = 0;
 	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
@@ -178,7 +180,7 @@ static void test_netlink_merge(void **state)
 	v.flags = DMT_POOL_RELEASED | DMT_POOL_GONE;
 	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
 
-	assert_int_equal(snapbuild_merge_netlink(s, nl, 4), 0);
+	assert_int_equal(snapbuild_merge_netlink(s, nl, 4, 4026531840ULL), 0);
 	assert_int_equal(s->n_pools, 4);
 
 	/* pool 7: the BPF netdev wins over netlink's ifindex */
@@ -204,12 +206,16 @@ static void test_netlink_merge(void **state)
 	assert_int_equal(s->pools[3].queue, -1);
 	assert_int_equal(s->pools[3].destroy_inflight, -1);
 	assert_int_equal(s->pools[3].state, DMT_POOL_ALIVE);
+	/* listed, so in the dump's namespace; a netns the events gave is kept */
+	assert_true(s->pools[3].netns == 4026531840ULL);
+	assert_true(s->pools[1].netns == 4026531840ULL);
+	assert_true(s->pools[0].netns == 4026532001ULL);
 	snapshot__free(s);
 
 	/* listed only by netlink, with a detach time: a zombie */
 	s = snap(2);
 	nl[3].id = 11;
-	assert_int_equal(snapbuild_merge_netlink(s, &nl[3], 1), 0);
+	assert_int_equal(snapbuild_merge_netlink(s, &nl[3], 1, 0), 0);
 	assert_int_equal(s->n_pools, 1);
 	assert_int_equal(s->pools[0].state, DMT_POOL_ZOMBIE);
 	snapshot__free(s);

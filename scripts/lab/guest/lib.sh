@@ -88,6 +88,18 @@ lab_flush_defer() {
 	done
 }
 
+# lab_wait_lines FILE N: until FILE has N lines (a snapshot each), 60 s at
+# most; says so on stderr if it never gets there
+lab_wait_lines() {
+	local i
+
+	for i in $(seq 300); do
+		[ "$(wc -l <$1 2>/dev/null || echo 0)" -ge $2 ] && return 0
+		sleep 0.2
+	done
+	echo "$(basename $0 .sh): $1 stuck below $2 lines" >&2
+}
+
 # lab_wait_listening LOG PID: wait up to 10 s until the devmem-traffic
 # receiver PID has written "listening" to LOG (bound and listening), or has
 # exited. 0 if it listens.

@@ -17,14 +17,6 @@ D=${1:?usage: bulk.sh OUTDIR}
 SIZE=${LAB_BULK_SIZE:-64M}
 mkdir -p $D
 
-# wait_lines FILE N: until FILE has N lines (a snapshot each), 60 s at most
-wait_lines() {
-	for i in $(seq 300); do
-		[ "$(wc -l <$1 2>/dev/null || echo 0)" -ge $2 ] && return 0
-		sleep 0.2
-	done
-	echo "bulk: $1 stuck below $2 lines" >&2
-}
 
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-before.json
@@ -41,9 +33,9 @@ if [ -x /lab/bin/devmemtop ]; then
 		2>$D/devmemtop-light.log &
 	DMTL=$!
 	# attached (a first snapshot printed) before the pool exists
-	wait_lines $D/devmemtop-live.json 1
-	wait_lines $D/devmemtop-fentry.json 1
-	wait_lines $D/devmemtop-light.json 1
+	lab_wait_lines $D/devmemtop-live.json 1
+	lab_wait_lines $D/devmemtop-fentry.json 1
+	lab_wait_lines $D/devmemtop-light.json 1
 fi
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect $SIZE --idle-timeout 10000 --linger 30000 \
@@ -62,9 +54,9 @@ for i in $(seq 600); do grep -q lingering $D/rx.log 2>/dev/null && break; sleep 
 lab_flush_defer
 # bound, idle, no token out: devmemtop snapshots, netlink, devmemtop snapshots
 if [ -n "$DMT" ]; then
-	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
-	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
-	wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
+	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	lab_wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
+	lab_wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
 fi
 # (uptime around the dump: assert_devmemtop.py compares the snapshots
 # that bracket it, since the idle pool can still release niovs later)
@@ -72,9 +64,9 @@ cut -d' ' -f1 /proc/uptime >$D/pools-bound.t
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-bound.json
 cut -d' ' -f1 /proc/uptime >>$D/pools-bound.t
 if [ -n "$DMT" ]; then
-	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
-	wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
-	wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
+	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	lab_wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
+	lab_wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
 	kill -INT $DMT $DMTF $DMTL
 	wait $DMT
 	echo $? >$D/devmemtop-live.rc

@@ -16,14 +16,6 @@ PORT=5300	# flow i (1..4) goes to port 5300 + i
 MIB=1048576
 mkdir -p $D
 
-wait_lines() {
-	for i in $(seq 300); do
-		[ "$(wc -l <$1 2>/dev/null || echo 0)" -ge $2 ] && return 0
-		sleep 0.2
-	done
-	echo "multiqueue: $1 stuck below $2 lines" >&2
-}
-
 if [ ! -x /lab/bin/lab-mqrx ]; then
 	echo "lab-mqrx not in this initramfs (build/lab/lab-mqrx missing on the host)" | tee $D/skip
 	exit 0
@@ -44,7 +36,7 @@ DMT=
 if [ -x /lab/bin/devmemtop ]; then
 	devmemtop --json -i 500ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
 	DMT=$!
-	wait_lines $D/devmemtop-live.json 1
+	lab_wait_lines $D/devmemtop-live.json 1
 fi
 # one CPU for receiver and senders: see scenarios/ncdevmem.sh
 taskset -c 0 lab-mqrx --ifname $IF --queues 1,2,3,4 --port $((PORT + 1)) --flows 4 \
@@ -65,11 +57,11 @@ for i in $(seq 600); do
 done
 # every flow ended, tokens held: devmemtop snapshots, netlink, snapshots
 if [ -n "$DMT" ]; then
-	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 fi
 devmem-traffic pools >$D/pools-held.json
 if [ -n "$DMT" ]; then
-	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 	kill -INT $DMT
 	wait $DMT
 	echo $? >$D/devmemtop-live.rc

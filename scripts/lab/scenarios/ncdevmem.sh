@@ -23,14 +23,6 @@ PORT=5201
 LOG=/tmp/ncdevmem.log
 mkdir -p $D
 
-# wait_lines FILE N: until FILE has N lines (a snapshot each), 60 s at most
-wait_lines() {
-	for i in $(seq 300); do
-		[ "$(wc -l <$1 2>/dev/null || echo 0)" -ge $2 ] && return 0
-		sleep 0.2
-	done
-	echo "ncdevmem: $1 stuck below $2 lines" >&2
-}
 
 if [ ! -x /lab/bin/ncdevmem ]; then
 	echo "ncdevmem not in this initramfs (build/lab/ncdevmem missing on the host)" | tee $D/skip
@@ -48,7 +40,7 @@ DMT=
 if [ -x /lab/bin/devmemtop ]; then
 	devmemtop --json -i 500ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
 	DMT=$!
-	wait_lines $D/devmemtop-live.json 1
+	lab_wait_lines $D/devmemtop-live.json 1
 fi
 
 # Server and client on CPU 0: netdevsim runs the RX NAPI on the sending
@@ -88,11 +80,11 @@ for i in $(seq 1500); do
 done
 # bound, idle, every token back: devmemtop snapshots, netlink, snapshots
 if [ -n "$DMT" ]; then
-	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 fi
 devmem-traffic pools >$D/pools-bound.json
 if [ -n "$DMT" ]; then
-	wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
+	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
 	kill -INT $DMT
 	wait $DMT
 	echo $? >$D/devmemtop-live.rc
