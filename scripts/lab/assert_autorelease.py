@@ -31,7 +31,7 @@ import re
 import statistics
 import subprocess
 
-from labcheck import DEVMEMTOP, read, read_int, read_json
+from labcheck import DEVMEMTOP, read, read_int, read_json, recording_snapshots
 
 EV = re.compile(r"\s(devmem_[a-z_]+): (.*)$")
 KV = re.compile(r"(\w+)=(\S+)")
@@ -204,17 +204,10 @@ def devmemtop_snapshots(d):
         return None, "%s not built" % DEVMEMTOP
     if not os.path.exists(rec):
         return None, "no %s (see devmemtop-record.log)" % rec
-    p = subprocess.run([DEVMEMTOP, "report", "--json", rec], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode:
-        return None, "devmemtop report: " + p.stderr.strip()[:200]
-    out = []
-    for line in p.stdout.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out, ""
+    rc, snaps, err = recording_snapshots(rec)
+    if rc:
+        return None, "devmemtop report: " + err[:200]
+    return snaps, ""
 
 
 def check_devmemtop(c, d, label, on, kind, snaps):
@@ -259,59 +252,104 @@ def check_devmemtop(c, d, label, on, kind, snaps):
                 fig)
 
 
-def measurement(c, d):
-    txt = read(os.path.join(d, "ar-results.txt"))
-    if not txt:
-        c.check("autorelease measurement: results", False, "no ar-results.txt")
-        return
+CELLS = ("4k-ret", "4k-hold", "16k-ret", "16k-hold")
+
+
+def measure_rows(d):
     rows = []
-    for line in txt.splitlines():
+    for line in (read(os.path.join(d, "ar-results.txt")) or "").splitlines():
         if line.startswith("AR_RESULT "):
             rows.append(dict(KV.findall(line)))
-    per = {"on": [], "off": []}
-    for r in rows:
-        if r.get("rx_rc") != "0" or r.get("tokens") in (None, "none", "0"):
-            c.check("autorelease %s ran" % r.get("label"), False, "rx_rc=%s" % r.get("rx_rc"))
-            continue
-        per[r["mode"]].append(r)
-    summary = {}
-    for mode, rs in per.items():
-        if not rs:
-            continue
-        tok = [int(r["tokens"]) for r in rs]
-        gib = [int(r["bytes"]) / 2**30 for r in rs]
-        sysg = [float(r["sys_seconds"]) / g for r, g in zip(rs, gib)]
-        xa = [int(r["xa_calls"]) / t for r, t in zip(rs, tok) if r["xa_calls"] != "none"]
-        summary[mode] = {
-            "runs": len(rs), "tokens_median": statistics.median(tok),
-            "sys_s_per_gib_median": round(statistics.median(sysg), 3),
-            "sys_s_per_gib_min": round(min(sysg), 3), "sys_s_per_gib_max": round(max(sysg), 3),
-            "xa_calls_per_token": [round(x, 3) for x in xa],
-            "xa_lost": sorted(set(r.get("xa_lost") for r in rs)),
+    return rows
+
+
+def dontneed_ns_per_token(c, d, r, on):
+    """One measurement run's recording: devmemtop's token figures == the
+    tool's, and the run's DONTNEED time per token returned (None if none)."""
+    rd = os.path.join(d, r["label"])
+    rx = read_json(os.path.join(rd, "rx.json"))
+    snaps, why = devmemtop_snapshots(rd)
+    name = "autorelease-measure %s: devmemtop" % r["label"]
+    if snaps is None or not rx or "binding_id" not in rx:
+        c.check(name + " recording", False, why or "no rx.json")
+        return None
+    mine = [b for s in snaps for b in s.get("bindings", []) if b.get("id") == rx["binding_id"]]
+    if not c.check(name + " saw the binding", bool(mine)):
+        return None
+    last = mine[-1]
+    c.check(name + " handed/returned == the tool's, mode %d" % (1 if on else 2),
+            last.get("tokens_handed") == rx["tokens_received"] and
+            last.get("tokens_returned") == rx["tokens_returned"] and
+            last.get("token_mode") == (1 if on else 2),
+            "handed %s returned %s mode %s; tool received %s returned %s"
+            % (last.get("tokens_handed"), last.get("tokens_returned"), last.get("token_mode"),
+               rx["tokens_received"], rx["tokens_returned"]))
+    tc = snaps[-1].get("token_cost") or {}
+    ns = (tc.get("dontneed_latency_ns") or {}).get("sum")
+    tok = (tc.get("tokens_per_dontneed") or {}).get("sum")
+    return ns / tok if ns and tok else None
+
+
+def measure_cell(c, d, cell, rows, summary):
+    for mode in ("off", "on"):
+        rs = [r for r in rows if r.get("cell") == cell and r.get("mode") == mode and
+              not r["label"].startswith("xa-")]
+        ok = [r for r in rs if r.get("rx_rc") == "0" and r.get("tokens") not in (None, "none", "0")]
+        c.check("autorelease-measure %s %s: %d runs, all received" % (cell, mode, len(rs)),
+                len(rs) >= 1 and len(ok) == len(rs),
+                "rx_rc %s" % [r.get("rx_rc") for r in rs])
+        dn = [dontneed_ns_per_token(c, d, r, mode == "on") for r in ok]
+        dn = [x for x in dn if x is not None]
+        sysg = [float(r["sys_seconds"]) / (int(r["bytes"]) / 2**30) for r in ok]
+        xa = [r for r in rows if r["label"] == "xa-%s-%s" % (cell, mode)]
+        xa_tok = None
+        if xa and xa[0].get("xa_calls") not in (None, "none") and xa[0].get("xa_lost") == "0" \
+                and xa[0].get("tokens") not in (None, "none", "0"):
+            xa_tok = int(xa[0]["xa_calls"]) / int(xa[0]["tokens"])
+        summary[cell][mode] = {
+            "runs": len(ok), "dontneed_ns_per_token": [round(x, 1) for x in dn],
+            "sys_s_per_gib": [round(x, 3) for x in sysg],
+            "xa_calls_per_token": None if xa_tok is None else round(xa_tok, 3),
         }
+        vdir = os.path.join(d, "values")
+        os.makedirs(vdir, exist_ok=True)
+        with open(os.path.join(vdir, "%s-%s-dontneed_ns_per_token.txt" % (cell, mode)), "w") as f:
+            f.write("".join("%.3f\n" % x for x in dn))
+    on, off = summary[cell]["on"]["xa_calls_per_token"], summary[cell]["off"]["xa_calls_per_token"]
+    if on is None or off is None:
+        c.skip("autorelease-measure %s: xarray calls per token" % cell,
+               "function tracer counts unavailable or incomplete (see xa-%s-*/)" % cell)
+    else:
+        c.check("autorelease-measure %s: xarray calls per token, off == 0 and on >= 2" % cell,
+                off == 0 and on >= 2, "off %s, on %s" % (off, on))
+
+
+def scenario_autorelease_measure(c, d):
+    skip = read(os.path.join(d, "skip.txt"))
+    if skip is not None:
+        if c.kernel == "patched":
+            c.check("autorelease-measure: the patched kernel has SO_DEVMEM_AUTORELEASE", False,
+                    skip.strip())
+        else:
+            c.skip("autorelease-measure", skip.strip() or "kernel without SO_DEVMEM_AUTORELEASE")
+        return
+    rows = measure_rows(d)
+    if not c.check("autorelease-measure: results", bool(rows), "no AR_RESULT in ar-results.txt"):
+        return
+    summary = {cell: {} for cell in CELLS}
+    for cell in CELLS:
+        measure_cell(c, d, cell, rows, summary)
     with open(os.path.join(d, "autorelease-measure.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
-    for mode in ("off", "on"):
-        s = summary.get(mode)
-        if not s:
-            c.check("autorelease measurement: %s runs" % mode, False, "none ran")
-            continue
-        c.info("autorelease measurement %s" % mode,
-               "%d runs, receiver sys s per GiB median %.3f (%.3f-%.3f), xarray calls per "
-               "token %s (TCG: direction only)" % (s["runs"], s["sys_s_per_gib_median"],
-                                                   s["sys_s_per_gib_min"], s["sys_s_per_gib_max"],
-                                                   s["xa_calls_per_token"]))
-    if "on" in summary and "off" in summary:
-        on, off = summary["on"], summary["off"]
-        if not on["xa_calls_per_token"] or on["xa_lost"] != ["0"] or off["xa_lost"] != ["0"]:
-            c.skip("autorelease measurement: xarray calls per token",
-                   "function tracer counts unavailable or incomplete (lost %s / %s)"
-                   % (on["xa_lost"], off["xa_lost"]))
-        else:
-            c.check("autorelease measurement: xarray calls per token, off == 0 and on >= 2",
-                    all(x == 0 for x in off["xa_calls_per_token"]) and
-                    all(x >= 2 for x in on["xa_calls_per_token"]),
-                    "off %s, on %s" % (off["xa_calls_per_token"], on["xa_calls_per_token"]))
+    for cell in CELLS:
+        for mode in ("off", "on"):
+            s = summary[cell][mode]
+            med = lambda v: "%.3g" % statistics.median(v) if v else "-"  # noqa: E731
+            c.info("autorelease-measure %s %s" % (cell, mode),
+                   "%d runs, receiver sys s/GiB median %s, DONTNEED ns/token median %s, "
+                   "xarray calls/token %s (TCG: direction only)"
+                   % (s["runs"], med(s["sys_s_per_gib"]), med(s["dontneed_ns_per_token"]),
+                      s["xa_calls_per_token"]))
 
 
 def scenario_autorelease(c, d):
@@ -337,7 +375,7 @@ def scenario_autorelease(c, d):
     c.check("autorelease: KUnit suite net_devmem_uref ran at boot",
             kunit is not None and "net_devmem_uref" in kunit,
             hint="no net_devmem_uref in %s/../kunit.txt" % d)
-    measurement(c, d)
 
 
-SCENARIOS = {"autorelease": scenario_autorelease}
+SCENARIOS = {"autorelease": scenario_autorelease,
+             "autorelease-measure": scenario_autorelease_measure}

@@ -326,7 +326,7 @@ def main():
             if s == "race":
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_race.py)")
                 continue
-            if s == "autorelease":
+            if s in ("autorelease", "autorelease-measure"):
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_autorelease.py)")
                 continue
             if s not in SPECS:

@@ -20,25 +20,16 @@
 # per-net_iov counts the events carry, and the binding freed with 0
 # outstanding.
 #
-# Measurement runs (LAB_AR_REPEAT, default 6, alternating off/on, 16 MiB,
-# --verify none, tokens returned after each recvmsg): receiver CPU and
-# xarray calls (__xa_alloc/__xa_cmpxchg/__xa_erase by the receiving
-# thread from tcp_*/sock_* callers, function tracer in a second instance)
-# per token. One line per
-# run: AR_RESULT label=... in OUTDIR/ar-results.txt.
+# The CPU measurement is scenarios/autorelease-measure.sh.
 # usage: autorelease.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
 D=${1:?usage: autorelease.sh OUTDIR}
 mkdir -p $D
 BYTES=${LAB_AR_BYTES:-16M}
-MBYTES=${LAB_AR_MEASURE_BYTES:-16M}
-REPEAT=${LAB_AR_REPEAT:-6}
 
 T=/sys/kernel/tracing
 I=$T/instances/autorel
-F=$T/instances/autorel_fn
-XA="__xa_alloc __xa_cmpxchg __xa_erase"
 
 die() { echo "autorelease: $*" >&2; exit 1; }
 
@@ -52,33 +43,6 @@ echo 1 >$I/events/devmem/enable
 ar_lost() {
 	cat "$1"/per_cpu/cpu*/stats 2>/dev/null |
 		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
-}
-
-# The xarray calls counted in the measurement runs: the function tracer in
-# an instance of its own; "none" when that is refused.
-ar_fn_start() {
-	[ -d "$F" ] || mkdir "$F" 2>/dev/null || return 1
-	echo "$XA" >$F/set_ftrace_filter 2>/dev/null || return 1
-	echo function >$F/current_tracer 2>/dev/null || return 1
-	echo 0 >$F/tracing_on
-	echo 16384 >$F/buffer_size_kb
-	echo >$F/trace
-	echo 1 >$F/tracing_on
-}
-
-ar_fn_stop() {	# OUT
-	[ -d "$F" ] || return 0
-	echo 0 >$F/tracing_on
-	cat $F/trace >$1/xa.txt
-	echo "$(ar_lost $F)" >$1/xa-lost
-	echo nop >$F/current_tracer
-	echo >$F/set_ftrace_filter
-}
-
-# A number from the receiver's one-line JSON, "none" if absent.
-ar_json() {
-	v=$(sed -n "s/.*\"$2\":\([0-9.a-z-]*\).*/\1/p" "$1" | head -n 1)
-	echo "${v:-none}"
 }
 
 # ar_run LABEL BYTES RX-OPTIONS...: one transfer under the devmem events.
@@ -141,32 +105,4 @@ ar_run on-leak 4M --autorelease on --leak || fail=1
 ar_run off-leak 4M --autorelease off --leak || fail=1
 ar_run off-leak-unbind 4M --autorelease off --leak --unbind-first || fail=1
 
-# Measurement: alternating, the devmem events off (their cost is per frag
-# in both modes, but the recording would dominate under TCG).
-echo 0 >$I/events/devmem/enable
-: >$D/ar-results.txt
-n=0
-while [ $n -lt $REPEAT ]; do
-	n=$((n + 1))
-	for mode in off on; do
-		label=measure-$mode-$n
-		fn=yes
-		ar_fn_start || fn=no
-		ar_run $label $MBYTES --autorelease $mode --verify none || fail=1
-		ar_fn_stop $D/$label
-		out=$D/$label
-		pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' $out/rx.json)
-		if [ $fn = yes ] && [ -n "$pid" ]; then
-			# the token path's calls only: callers in tcp_*/sock_* (the
-			# bind and unbind in this process use the xarray too)
-			xa=$(awk -v p="-$pid " 'index($0, p) && / __xa_(alloc|cmpxchg|erase) <-(tcp_|sock_)/ { n++ } END { print n + 0 }' $out/xa.txt)
-		else
-			xa=none
-		fi
-		r=$out/rx.json
-		echo "AR_RESULT label=$label mode=$mode rx_rc=$(cat $out/rx.rc) xa_calls=$xa xa_lost=$(cat $out/xa-lost 2>/dev/null || echo none) tokens=$(ar_json $r tokens_received) returned=$(ar_json $r tokens_returned) bytes=$(ar_json $r bytes) recvmsg_calls=$(ar_json $r recvmsg_calls) dontneed_calls=$(ar_json $r dontneed_calls) dontneed_ranges=$(ar_json $r dontneed_ranges) sys_seconds=$(ar_json $r sys_seconds) user_seconds=$(ar_json $r user_seconds) seconds=$(ar_json $r seconds) mismatches=$(ar_json $r mismatches) autorelease=$(ar_json $r autorelease)" >>$D/ar-results.txt
-	done
-done
-echo 1 >$I/events/devmem/enable
-cat $D/ar-results.txt | cut -c1-400
 exit $fail
