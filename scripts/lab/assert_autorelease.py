@@ -16,9 +16,12 @@ recorded per run (events.txt) and the traffic tool's JSON:
                the count replayed from the events before it;
   teardown     the drain event at every unbind, the binding freed with 0
                outstanding;
-  measurement  xarray calls per token by the receiving thread: 0 without
-               autorelease, about 3 with (a count, robust under TCG);
-               receiver CPU per GiB reported, not asserted (TCG).
+autorelease-measure.sh (the CPU claim, per cell and mode): every run
+received, devmemtop's figures == the tool's in every run's recording,
+xarray calls per token by the receiving thread (0 without autorelease,
+2 or more with: a count, robust under TCG), each run's DONTNEED time per
+token written to values/ for compare.sh (receiver CPU per GiB is compared
+there from the recordings; TCG gives direction only).
 The kernel without the option (baseline) SKIPs with the tool's reason.
 No WARN on the console is checked by assert_lab.py for the whole boot.
 
