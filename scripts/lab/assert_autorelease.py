@@ -255,6 +255,19 @@ def check_devmemtop(c, d, label, on, kind, snaps):
                 fig)
 
 
+def no_option(c, d, scenario):
+    """The scenario ended at its first run (skip.txt): a SKIP on a kernel
+    without SO_DEVMEM_AUTORELEASE, a failure on the patched one."""
+    skip = read(os.path.join(d, "skip.txt"))
+    if skip is None:
+        return False
+    if c.kernel == "patched":
+        c.check(scenario + ": the patched kernel has SO_DEVMEM_AUTORELEASE", False, skip.strip())
+    else:
+        c.skip(scenario, skip.strip() or "kernel without SO_DEVMEM_AUTORELEASE")
+    return True
+
+
 CELLS = ("4k-ret", "4k-hold", "16k-ret", "16k-hold")
 
 
@@ -328,13 +341,7 @@ def measure_cell(c, d, cell, rows, summary):
 
 
 def scenario_autorelease_measure(c, d):
-    skip = read(os.path.join(d, "skip.txt"))
-    if skip is not None:
-        if c.kernel == "patched":
-            c.check("autorelease-measure: the patched kernel has SO_DEVMEM_AUTORELEASE", False,
-                    skip.strip())
-        else:
-            c.skip("autorelease-measure", skip.strip() or "kernel without SO_DEVMEM_AUTORELEASE")
+    if no_option(c, d, "autorelease-measure"):
         return
     rows = measure_rows(d)
     if not c.check("autorelease-measure: results", bool(rows), "no AR_RESULT in ar-results.txt"):
@@ -356,13 +363,7 @@ def scenario_autorelease_measure(c, d):
 
 
 def scenario_autorelease(c, d):
-    skip = read(os.path.join(d, "skip.txt"))
-    if skip is not None:
-        if c.kernel == "patched":
-            c.check("autorelease: the patched kernel has SO_DEVMEM_AUTORELEASE", False,
-                    skip.strip())
-        else:
-            c.skip("autorelease", skip.strip() or "kernel without SO_DEVMEM_AUTORELEASE")
+    if no_option(c, d, "autorelease"):
         return
     for label, (on, kind) in RUNS.items():
         if not c.check("autorelease %s ran" % label, os.path.isdir(os.path.join(d, label))):

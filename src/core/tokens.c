@@ -79,6 +79,19 @@ static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *
 	return 0;
 }
 
+/* What the BPF side's holder entry says of a socket, into its snapshot row. */
+static void holder_fill(struct dmt_holder_snap *h, const struct dmt_holder *src)
+{
+	h->pid = src->tgid;
+	memcpy(h->comm, src->comm, sizeof(h->comm));
+	h->comm[sizeof(h->comm) - 1] = '\0';
+	h->binding_id = src->binding_id;
+	h->handed = src->handed;
+	h->returned = src->returned;
+	h->released = src->released;
+	h->cgroup_id = src->cgroup_id;
+}
+
 /*
  * Sockets without autorelease: one row each from the holder map, tokens =
  * got - returned, niovs = their binding's niovs with such tokens, the age
@@ -102,13 +115,7 @@ static int count_manual(const struct dmt_tok_entry *toks, size_t n,
 		h = &h[out->n_holders++];
 		memset(h, 0, sizeof(*h));
 		h->sk = src->sk;
-		h->pid = src->tgid;
-		memcpy(h->comm, src->comm, sizeof(h->comm));
-		h->comm[sizeof(h->comm) - 1] = '\0';
-		h->binding_id = src->binding_id;
-		h->handed = src->handed;
-		h->returned = src->returned;
-		h->released = src->released;
+		holder_fill(h, src);
 		h->manual = true;
 		h->tokens = src->handed - src->returned;
 		b = tok_agg__binding(out, src->binding_id);
@@ -154,16 +161,8 @@ static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_
 			memset(h, 0, sizeof(*h));
 			h->sk = t->key.sk;
 			h->binding_id = t->val.binding_id;
-			if (src) {
-				h->pid = src->tgid;
-				memcpy(h->comm, src->comm, sizeof(h->comm));
-				h->comm[sizeof(h->comm) - 1] = '\0';
-				h->binding_id = src->binding_id;
-				h->handed = src->handed;
-				h->returned = src->returned;
-				h->released = src->released;
-				h->cgroup_id = src->cgroup_id;
-			}
+			if (src)
+				holder_fill(h, src);
 		}
 		h = &out->holders[out->n_holders - 1];
 		h->tokens++;

@@ -110,7 +110,7 @@ static void test_manual_counts(void **state)
 	};
 	struct dmt_holder h[] = {
 		{ .sk = 0xd0, .tgid = 50, .binding_id = 7, .comm = "man", .handed = 9,
-		  .returned = 5, .manual = 1 },
+		  .returned = 5, .manual = 1, .cgroup_id = 4711 },
 		{ .sk = 0xa0, .tgid = 51, .binding_id = 7, .comm = "auto", .handed = 2 },
 		/* a manual socket that returned all it got: no row */
 		{ .sk = 0xe0, .tgid = 52, .binding_id = 7, .comm = "done", .handed = 4,
@@ -132,6 +132,7 @@ static void test_manual_counts(void **state)
 	assert_int_equal(a.holders[0].tokens, 4);	/* got 9, returned 5 */
 	assert_int_equal(a.holders[0].niovs, 2);
 	assert_int_equal(a.holders[0].oldest_age_ns, 900);
+	assert_int_equal(a.holders[0].cgroup_id, 4711);	/* its pod, as with autorelease */
 	assert_int_equal(a.holders[1].sk, 0xa0);
 	assert_false(a.holders[1].manual);
 	assert_int_equal(a.holders[1].tokens, 2);
