@@ -988,38 +988,10 @@ static __always_inline void tok_stat_inc(__u32 off)
 
 #define TOK_STAT_INC(field) tok_stat_inc(__builtin_offsetof(struct dmt_tok_stats, field))
 
-static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 token)
+/* The holder entry of socket @sk, created at its first token. */
+static __noinline struct dmt_holder *tok_holder(__u64 sk, __u32 binding_id, __u64 tid)
 {
-	struct dmt_tok_key k = { .sk = sk, .token = token };
-	struct dmt_tok_val val = {};
-	__u64 tid = bpf_get_current_pid_tgid();
-	struct dmt_binding *b;
 	struct dmt_holder *h;
-	struct tok_recv *r;
-	__u32 shift = PAGE_SHIFT;
-
-	b = binding_get(NULL, binding_id);
-	/* niov sizes are powers of two from PAGE_SIZE to 2 MiB */
-	for (int i = 0; i < 10 && b && (1U << shift) < b->niov_size; i++)
-		shift++;
-	if (b)
-		__sync_fetch_and_add(&b->tok_handed, 1);
-	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
-	if (!r && !tok_fallback) {
-		/*
-		 * With 0009's tracepoints the first token of a devmem recvmsg
-		 * opens the call's count (fentry/tcp_recvmsg is not loaded):
-		 * fexit/tcp_recvmsg closes it.
-		 */
-		struct tok_recv nr = { .sk = sk };
-
-		bpf_map_update_elem(&tok_recv_tid, &tid, &nr, BPF_NOEXIST);
-		r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
-	}
-	if (r) {
-		r->tokens++;
-		r->binding_id = binding_id;
-	}
 
 	h = bpf_map_lookup_elem(&holders, &sk);
 	if (!h) {
@@ -1038,6 +1010,49 @@ static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 to
 			h->cgroup_id = bpf_get_current_cgroup_id();
 		}
 	}
+	return h;
+}
+
+/* Counts one token handed out by the recvmsg of this thread. */
+static __always_inline void tok_recv_count(__u64 sk, __u64 tid, __u32 binding_id)
+{
+	struct tok_recv *r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+
+	if (!r && !tok_fallback) {
+		/*
+		 * With 0009's tracepoints the first token of a devmem recvmsg
+		 * opens the call's count (fentry/tcp_recvmsg is not loaded):
+		 * fexit/tcp_recvmsg closes it.
+		 */
+		struct tok_recv nr = { .sk = sk };
+
+		bpf_map_update_elem(&tok_recv_tid, &tid, &nr, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	}
+	if (r) {
+		r->tokens++;
+		r->binding_id = binding_id;
+	}
+}
+
+static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 token)
+{
+	struct dmt_tok_key k = { .sk = sk, .token = token };
+	struct dmt_tok_val val = {};
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_binding *b;
+	struct dmt_holder *h;
+	__u32 shift = PAGE_SHIFT;
+
+	b = binding_get(NULL, binding_id);
+	/* niov sizes are powers of two from PAGE_SIZE to 2 MiB */
+	for (int i = 0; i < 10 && b && (1U << shift) < b->niov_size; i++)
+		shift++;
+	if (b)
+		__sync_fetch_and_add(&b->tok_handed, 1);
+	tok_recv_count(sk, tid, binding_id);
+
+	h = tok_holder(sk, binding_id, tid);
 	if (h)
 		__sync_fetch_and_add(&h->handed, 1);
 
@@ -1103,6 +1118,97 @@ int BPF_PROG(tok_tp_release, const void *sk, const void *niov, __u32 id, __u64 o
 	     __u32 token)
 {
 	tok_end((__u64)sk, token, TOK_RELEASED);
+	return 0;
+}
+
+/*
+ * SO_DEVMEM_AUTORELEASE (kernel-patches 0012). devmem_frag_recv fires for
+ * every frag in both modes; with autorelease the token is followed through
+ * devmem_token_* above, so only the binding's mode is noted here. Without,
+ * the token is the net_iov's index and the kernel counts the tokens on the
+ * net_iov: one tok_map entry per (binding, net_iov) carries that count,
+ * set from the count each event reports (exact, whatever the order of
+ * concurrent returns), deleted when it reaches 0 or is drained at unbind.
+ */
+static __always_inline void uref_set(__u32 binding_id, __u32 token, int uref, bool recv)
+{
+	struct dmt_tok_key k = { .sk = 0, .token = token, .pad = binding_id };
+	struct dmt_tok_val val = {}, *v;
+	struct dmt_binding *b;
+
+	if (uref <= 0) {
+		bpf_map_delete_elem(&tok_map, &k);
+		return;
+	}
+	v = bpf_map_lookup_elem(&tok_map, &k);
+	if (v) {
+		v->count = uref;
+		return;
+	}
+	if (!recv)
+		return;		/* handed out before we attached */
+	val.ts_ns = bpf_ktime_get_ns();
+	val.binding_id = binding_id;
+	val.niov_idx = token;
+	val.count = uref;
+	if (bpf_map_update_elem(&tok_map, &k, &val, BPF_ANY)) {
+		TOK_STAT_INC(map_full);
+		b = bpf_map_lookup_elem(&bindings, &binding_id);
+		if (b)
+			__sync_fetch_and_add(&b->tok_lost, 1);
+	}
+}
+
+SEC("tp_btf/devmem_frag_recv")
+int BPF_PROG(uref_tp_recv, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u64 frag_off, __u32 frag_size, __u32 token, bool autorelease, int uref)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_binding *b = binding_get(NULL, id);
+	struct dmt_holder *h;
+
+	if (b)
+		__sync_fetch_and_or(&b->flags, autorelease ? DMT_BIND_TOK_AUTORELEASE :
+							     DMT_BIND_TOK_MANUAL);
+	if (autorelease)
+		return 0;
+	if (b)
+		__sync_fetch_and_add(&b->tok_handed, 1);
+	tok_recv_count((__u64)sk, tid, id);
+	h = tok_holder((__u64)sk, id, tid);
+	if (h) {
+		h->manual = 1;
+		__sync_fetch_and_add(&h->handed, 1);
+	}
+	uref_set(id, token, uref, true);
+	return 0;
+}
+
+SEC("tp_btf/devmem_uref_dontneed")
+int BPF_PROG(uref_tp_dontneed, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u32 token, int uref)
+{
+	__u64 key = (__u64)sk;
+	struct dmt_binding *b = bpf_map_lookup_elem(&bindings, &id);
+	struct dmt_holder *h = bpf_map_lookup_elem(&holders, &key);
+
+	if (b)
+		__sync_fetch_and_add(&b->tok_returned, 1);
+	if (h)
+		__sync_fetch_and_add(&h->returned, 1);
+	uref_set(id, token, uref, false);
+	return 0;
+}
+
+SEC("tp_btf/devmem_uref_drain")
+int BPF_PROG(uref_tp_drain, const void *binding, __u32 id, const void *niov, __u64 off,
+	     __u32 token, int urefs)
+{
+	struct dmt_binding *b = bpf_map_lookup_elem(&bindings, &id);
+
+	if (b)
+		__sync_fetch_and_add(&b->tok_drained, urefs);
+	uref_set(id, token, 0, false);
 	return 0;
 }
 

@@ -115,7 +115,8 @@ static int open_and_load(struct collector *c)
 
 			if (g != drop && !(attempt == 0 && g == DMT_HG_TOK_FENTRY) &&
 			    !(attempt == 1 &&
-			      (g == DMT_HG_WALK || g == DMT_HG_TOK_TP || g == DMT_HG_TOK)))
+			      (g == DMT_HG_WALK || g == DMT_HG_TOK_TP || g == DMT_HG_TOK ||
+			       g == DMT_HG_UREF_TP)))
 				continue;
 			if (!c->ps[i].wanted)
 				continue;

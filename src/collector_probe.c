@@ -194,6 +194,20 @@ static void choose_token_source(struct collector *c)
 	static const enum dmt_hook need[] = { DMT_H_TOK_RECVMSG_ENTRY, DMT_H_TOK_DONTNEED_ENTRY };
 	const char *fb = "fallback in use: not every devmem_token_* tracepoint is here";
 
+	/*
+	 * Tokens without SO_DEVMEM_AUTORELEASE (kernel-patches 0012): all three
+	 * events or none (a count that goes up and is never taken back down
+	 * would be wrong), and only beside 0009's.
+	 */
+	if (!group_wanted(c, DMT_HG_UREF_TP) || !group_wanted(c, DMT_HG_TOK_TP)) {
+		const char *why = !group_wanted(c, DMT_HG_TOK_TP) ?
+			"needs the devmem_token_* tracepoints (0009)" :
+			"not every devmem_frag_recv/devmem_uref_* tracepoint is here (0012)";
+
+		unwant(c, DMT_H_UREF_TP_RECV, why);
+		unwant(c, DMT_H_UREF_TP_DONTNEED, why);
+		unwant(c, DMT_H_UREF_TP_DRAIN, why);
+	}
 	if (group_wanted(c, DMT_HG_TOK_TP)) {
 		c->ar.tok_fallback = false;
 		unwant(c, DMT_H_TOK_CMSG_EXIT, "not needed: devmem_token_* tracepoints cover it");

@@ -513,14 +513,21 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		/* any process can name itself anything: escaped like ifnames */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		tokens__holder_where(h, true, where, sizeof(where));
-		lines_add(l, "%-8u %s %5u %8llu %8llu %8s %8llu %8llu %8llu  %s", h->pid,
-			  cm, h->binding_id, (unsigned long long)h->tokens,
+		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8llu %8llu %8llu  %s", h->pid,
+			  cm, h->binding_id, h->manual ? '*' : ' ', (unsigned long long)h->tokens,
 			  (unsigned long long)h->niovs, a, (unsigned long long)h->handed,
 			  (unsigned long long)h->returned, (unsigned long long)h->released,
 			  textsafe_str(wh, sizeof(wh), where));
 	}
 	if (s->n_holders > TOP_HOLDERS)
 		lines_add(l, "... %zu more", s->n_holders - TOP_HOLDERS);
+	for (size_t i = 0; i < s->n_holders && i < TOP_HOLDERS; i++) {
+		if (!s->holders[i].manual)
+			continue;
+		lines_add(l, "%s", "* SO_DEVMEM_AUTORELEASE off: tokens counted per niov of the "
+			  "binding, any socket of it may return them");
+		break;
+	}
 	if (s->avail[DMT_M_RECVMSG_TOKENS].available && t->per_recvmsg.count) {
 		snprintf(a, sizeof(a), "%.1f", (double)t->per_recvmsg.sum / t->per_recvmsg.count);
 		lines_add(l, "tokens/recvmsg: mean %s over %llu calls", a,

@@ -326,6 +326,9 @@ def main():
             if s == "race":
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_race.py)")
                 continue
+            if s in ("autorelease", "autorelease-measure"):
+                c.info("devmemtop checks of " + s, "in assert_lab.py (assert_autorelease.py)")
+                continue
             if s not in SPECS:
                 c.skip("devmemtop checks of " + s, "no devmemtop assertions for this scenario")
                 continue

@@ -242,6 +242,19 @@ const struct mdef mdefs[] = {
 	  F(tok_released, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS,
 	  .json = "tokens_released", .prom = "devmemtop_binding_tokens_released_total",
 	  .gate = true, .rec_tag = 7, .better = MB_LOWER },
+	/* SO_DEVMEM_AUTORELEASE off (issue 21, kernel-patches 0012) */
+	{ "binding.tokens_drained", MT_COUNTER, MU_NIOVS,
+	  "Frag tokens of the binding that sockets without SO_DEVMEM_AUTORELEASE never "
+	  "returned: their references drained at unbind.",
+	  F(tok_drained, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .json = "tokens_drained",
+	  .prom = "devmemtop_binding_tokens_drained_total", .gate = true, .rec_tag = 20,
+	  .better = MB_LOWER },
+	{ "binding.token_mode", MT_GAUGE, MU_NIOVS,
+	  "SO_DEVMEM_AUTORELEASE modes of the frags read from the binding: 1 autorelease "
+	  "(token ids per socket), 2 without (tokens counted per niov: any socket of the "
+	  "binding may return them), 3 both, 0 none yet.",
+	  F(token_mode, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .json = "token_mode",
+	  .prom = "devmemtop_binding_token_mode", .rec_tag = 21, .agg = MA_MAX },
 	/* compare (issue 20): bytes per run for cpu per GiB, niovs and calls per MiB */
 	{ "binding.rx_bytes", MT_COUNTER, MU_BYTES,
 	  "Bytes returned by recvmsg calls that handed out the binding's frag tokens.",

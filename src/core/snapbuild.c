@@ -189,6 +189,9 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 	b->rx_bytes = v->rx_bytes;
 	b->tok_returned = v->tok_returned;
 	b->tok_released = v->tok_released;
+	b->tok_drained = v->tok_drained;
+	b->token_mode = (v->flags & DMT_BIND_TOK_AUTORELEASE ? DMT_TOKMODE_AUTORELEASE : 0) |
+			(v->flags & DMT_BIND_TOK_MANUAL ? DMT_TOKMODE_MANUAL : 0);
 	b->dmabuf_size = v->dmabuf_size;
 	b->niov_size = v->niov_size;
 	b->unbound = v->flags & DMT_BIND_UNBOUND;

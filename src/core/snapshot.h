@@ -161,6 +161,15 @@ struct dmt_binding_snap {
 	uint64_t tok_returned;
 	uint64_t tok_released;
 	uint64_t rx_bytes;		/* returned by devmem recvmsg calls (compare's per-MiB figures) */
+	/* SO_DEVMEM_AUTORELEASE (kernel-patches 0012) */
+	uint64_t tok_drained;		/* abandoned without autorelease, drained at unbind */
+	uint32_t token_mode;		/* enum dmt_token_mode bits of the frags read */
+};
+
+/* binding.token_mode: which SO_DEVMEM_AUTORELEASE modes its frags came in */
+enum dmt_token_mode {
+	DMT_TOKMODE_AUTORELEASE	= 1 << 0,	/* token = id in the socket's xarray */
+	DMT_TOKMODE_MANUAL	= 1 << 1,	/* token = niov index, counted per niov */
 };
 
 struct dmt_prog_stat {

@@ -390,7 +390,8 @@ static void test_mode_policy(void **state)
 	/* -m fentry: no devmem or token tracepoints, fentry kept */
 	for (int h = 0; h < DMT_H__COUNT; h++) {
 		enum dmt_hook_group g = dmt_hooks[h].group;
-		bool want = g != DMT_HG_DEVMEM_TP && g != DMT_HG_TOK_TP && g != DMT_HG_LIGHT;
+		bool want = g != DMT_HG_DEVMEM_TP && g != DMT_HG_TOK_TP && g != DMT_HG_UREF_TP &&
+			    g != DMT_HG_LIGHT;
 
 		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_FENTRY), want);
 		if (!want && g != DMT_HG_LIGHT)
@@ -409,7 +410,8 @@ static void test_mode_policy(void **state)
 		bool per_niov = h == DMT_H_MP_RELEASE_ENTRY || h == DMT_H_MP_RELEASE_EXIT ||
 				h == DMT_H_DM_NIOV_FREE;
 		enum dmt_hook_group g = dmt_hooks[h].group;
-		bool per_tok = g == DMT_HG_TOK_TP || g == DMT_HG_TOK_FENTRY || g == DMT_HG_TOK;
+		bool per_tok = g == DMT_HG_TOK_TP || g == DMT_HG_TOK_FENTRY || g == DMT_HG_TOK ||
+			       g == DMT_HG_UREF_TP;
 
 		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_LIGHT), !per_niov && !per_tok);
 		if (per_niov)
