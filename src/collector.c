@@ -248,6 +248,8 @@ static int collector_open_io(struct collector *c, char *why, size_t len)
 		snprintf(c->ar.nl_why, sizeof(c->ar.nl_why), "disabled by --no-netlink");
 	}
 	c->ar.netlink = c->nl != NULL;
+	if (c->nl)
+		netlink_probe(c);
 	if (c->opts.enable_bpf_stats) {
 		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (c->stats_fd < 0)
@@ -381,6 +383,7 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	err = read_pools(c, s);
 	if (err)
 		goto err_free;
+	s->rxq_bound = s->rxq_unbound = s->rx_alloc_fail = -1;
 	err = merge_netlink(c, s);
 	if (!err)
 		err = rate_tracker__apply(c->rates, s);
@@ -388,6 +391,8 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 		err = read_tokens(c, s);
 	if (!err)
 		err = read_bindings(c, s);
+	if (!err)
+		err = read_queues(c, s);
 	if (err)
 		goto err_free;
 	read_globals(c, s);

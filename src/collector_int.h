@@ -93,6 +93,8 @@ bool light_pool(struct collector *c, struct dmt_pool *v);
 /* collector_read.c */
 int read_pools(struct collector *c, struct dmt_snapshot *s);
 int merge_netlink(struct collector *c, struct dmt_snapshot *s);
+void netlink_probe(struct collector *c);
+int read_queues(struct collector *c, struct dmt_snapshot *s);
 int read_tokens(struct collector *c, struct dmt_snapshot *s);
 int holder_cgroups_open(struct collector *c);
 int read_bindings(struct collector *c, struct dmt_snapshot *s);

@@ -94,6 +94,96 @@ out:
 	return err;
 }
 
+/* Why a netdev genl request cannot be used, for the availability line. */
+static void nl_why(char *why, size_t len, const char *cmd, int err, const char *config)
+{
+	if (err == -EOPNOTSUPP)
+		snprintf(why, len, "kernel without %s (%s: %s)", config, cmd, strerror(-err));
+	else
+		snprintf(why, len, "%s: %s", cmd, strerror(-err));
+}
+
+/*
+ * Which of the other netdev genl requests this kernel answers: one dump
+ * each at start. page-pool-stats-get exists only with
+ * CONFIG_PAGE_POOL_STATS; queue-get and qstats-get since 6.9/6.10.
+ */
+void netlink_probe(struct collector *c)
+{
+	struct nl_pp_stats *st = NULL;
+	struct nl_queue *q = NULL;
+	struct nl_qstats *qs = NULL;
+	size_t n = 0;
+	int err;
+
+	err = netdev_nl__pp_stats(c->nl, &st, &n);
+	free(st);
+	c->ar.pp_stats = !err;
+	if (err)
+		nl_why(c->ar.pp_stats_why, sizeof(c->ar.pp_stats_why), "page-pool-stats-get", err,
+		       "CONFIG_PAGE_POOL_STATS");
+	err = netdev_nl__queues(c->nl, &q, &n);
+	free(q);
+	c->ar.queues = !err;
+	if (err)
+		nl_why(c->ar.queues_why, sizeof(c->ar.queues_why), "queue-get", err,
+		       "queue-get (Linux 6.10)");
+	err = netdev_nl__qstats(c->nl, false, &qs, &n);
+	free(qs);
+	c->ar.qstats = !err;
+	if (err)
+		nl_why(c->ar.qstats_why, sizeof(c->ar.qstats_why), "qstats-get", err,
+		       "qstats-get (Linux 6.10)");
+}
+
+/* page-pool-stats-get into the pools (before the rates: the mean batch needs them) */
+static int merge_pp_stats(struct collector *c, struct dmt_snapshot *s)
+{
+	struct nl_pp_stats *st = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!c->ar.pp_stats)
+		return 0;
+	err = netdev_nl__pp_stats(c->nl, &st, &n);
+	if (err) {
+		coll_log(c, 2, "page-pool-stats-get dump failed: %s", strerror(-err));
+		return 0;
+	}
+	if (netdev_nl__last_bad(c->nl))
+		coll_log(c, 2, "skipped: %s", netdev_nl__last_bad(c->nl));
+	err = snapbuild_merge_pp_stats(s, st, n);
+	free(st);
+	return err;
+}
+
+/* queue-get and qstats-get: after the bindings, which they count queues for */
+int read_queues(struct collector *c, struct dmt_snapshot *s)
+{
+	struct snapbuild_queues in = {};
+	struct nl_queue *q = NULL;
+	struct nl_qstats *dev = NULL, *perq = NULL;
+
+	if (c->nl && c->ar.queues)
+		in.queues_ok = !netdev_nl__queues(c->nl, &q, &in.n_queues);
+	if (c->nl && c->ar.qstats) {
+		if (netdev_nl__qstats(c->nl, false, &dev, &in.n_dev))
+			in.n_dev = 0;
+		if (netdev_nl__qstats(c->nl, true, &perq, &in.n_perq))
+			in.n_perq = 0;
+	}
+	if (!in.queues_ok)
+		in.n_queues = 0;
+	in.queues = q;
+	in.dev = dev;
+	in.perq = perq;
+	snapbuild_merge_queues(s, &in);
+	free(q);
+	free(dev);
+	free(perq);
+	return 0;
+}
+
 int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 {
 	struct nl_pool_info *nlp = NULL;
@@ -110,6 +200,8 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	}
 	err = snapbuild_merge_netlink(s, nlp, n, c->netns);
 	free(nlp);
+	if (!err)
+		err = merge_pp_stats(c, s);
 	/* light mode: a listed pool no window or per-call hook has located yet */
 	for (size_t i = 0; !err && c->ar.light && i < s->n_pools; i++)
 		if (!s->pools[i].addr)

@@ -427,7 +427,7 @@ int cmd_gate(int argc, char **argv)
 	struct gate_eval *ev = NULL;
 	struct gate_args a = {};
 	struct utsname u;
-	char err[1536];
+	char err[2560];
 	int ret, werr;
 
 	ret = parse_gate_args(argc, argv, &a);

@@ -216,6 +216,13 @@ void dmt_availability__decide(const struct dmt_attach_result *r, struct dmt_avai
 		  why_not(r, DMT_H_PP_NID));
 	binding_availability(r, av);
 	set_avail(&av[DMT_M_NETLINK], r->netlink, "netdev genl page-pool-get", r->nl_why);
+	/* read at snapshot time in every mode: no program, no per-event cost */
+	set_avail(&av[DMT_M_POOL_STATS], r->netlink && r->pp_stats,
+		  "netdev genl page-pool-stats-get", r->netlink ? r->pp_stats_why : r->nl_why);
+	set_avail(&av[DMT_M_QUEUES], r->netlink && r->queues, "netdev genl queue-get",
+		  r->netlink ? r->queues_why : r->nl_why);
+	set_avail(&av[DMT_M_QSTATS], r->netlink && r->qstats, "netdev genl qstats-get",
+		  r->netlink ? r->qstats_why : r->nl_why);
 }
 
 enum dmt_attach_mode dmt_attach_mode__decide(const struct dmt_attach_result *r)

@@ -299,6 +299,42 @@ static void test_no_devmem_no_netlink(void **state)
 	}
 }
 
+/*
+ * The netdev genl figures (issue 25): read at snapshot time whatever the
+ * mode, each with the reason its request failed at start, and the
+ * family's reason when there is no netlink at all.
+ */
+static void test_netdev_requests(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	for (int l = 0; l < 2; l++) {
+		if (l)
+			light(&r);
+		else
+			tp_only(&r);
+		r.pp_stats = r.queues = r.qstats = true;
+		dmt_availability__decide(&r, av);
+		EXACT(av, DMT_M_POOL_STATS, "netdev genl page-pool-stats-get");
+		EXACT(av, DMT_M_QUEUES, "netdev genl queue-get");
+		EXACT(av, DMT_M_QSTATS, "netdev genl qstats-get");
+		r.pp_stats = false;
+		snprintf(r.pp_stats_why, sizeof(r.pp_stats_why), "kernel without "
+			 "CONFIG_PAGE_POOL_STATS (page-pool-stats-get: Operation not supported)");
+		dmt_availability__decide(&r, av);
+		UNAVAIL(av, DMT_M_POOL_STATS, "kernel without CONFIG_PAGE_POOL_STATS "
+			"(page-pool-stats-get: Operation not supported)");
+		EXACT(av, DMT_M_QUEUES, "netdev genl queue-get");
+		r.netlink = false;
+		snprintf(r.nl_why, sizeof(r.nl_why), "disabled by --no-netlink");
+		dmt_availability__decide(&r, av);
+		UNAVAIL(av, DMT_M_POOL_STATS, "disabled by --no-netlink");
+		UNAVAIL(av, DMT_M_QUEUES, "disabled by --no-netlink");
+		UNAVAIL(av, DMT_M_QSTATS, "disabled by --no-netlink");
+	}
+}
+
 static void test_attach_check(void **state)
 {
 	struct dmt_attach_result r;
@@ -407,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_token_sources),
 		cmocka_unit_test(test_light),
 		cmocka_unit_test(test_no_devmem_no_netlink),
+		cmocka_unit_test(test_netdev_requests),
 		cmocka_unit_test(test_attach_check),
 		cmocka_unit_test(test_mode_policy),
 	};
