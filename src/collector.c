@@ -360,10 +360,18 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 {
 	struct dmt_snapshot *s;
 	uint64_t t0 = now_mono_ns();
+	bool ntf;
 	int err;
 
-	/* light mode: the window first, so the snapshot's time is its reads' */
-	if (c->ar.light && (!c->windows || t0 - c->last_window >= c->ar.period_ns)) {
+	/*
+	 * light mode: the window first, so the snapshot's time is its reads';
+	 * a pool announced by a notification and not located yet brings it
+	 * forward (at most one window per snapshot)
+	 */
+	ntf = pool_notifications(c);
+	if (c->ar.light && (ntf || !c->windows || t0 - c->last_window >= c->ar.period_ns)) {
+		if (ntf && c->windows && t0 - c->last_window < c->ar.period_ns)
+			c->ntf_windows++;
 		light_window(c);
 		t0 = now_mono_ns();
 	}

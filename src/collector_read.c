@@ -134,6 +134,62 @@ void netlink_probe(struct collector *c)
 	if (err)
 		nl_why(c->ar.qstats_why, sizeof(c->ar.qstats_why), "qstats-get", err,
 		       "qstats-get (Linux 6.10)");
+	err = netdev_nl__subscribe(c->nl);
+	c->ntf_ok = !err;
+	coll_log(c, 1, "page-pool notifications: %s%s", err ? "not subscribed: " : "subscribed",
+		 err ? strerror(-err) : "");
+}
+
+static bool pool_located(const struct collector *c, uint32_t id)
+{
+	for (__u32 k = 0; k < DMT_POOL_SLOTS; k++)
+		if (READ_ONCE_U64(c->slots[k].addr) &&
+		    __atomic_load_n(&c->slots[k].id, __ATOMIC_RELAXED) == id)
+			return true;
+	return false;
+}
+
+/*
+ * Page-pool notifications since the last snapshot (bounded: at most
+ * DMT_NTF_MAX read per snapshot, the rest wait for the next). True when a
+ * pool added or changed is not located yet: light mode then runs its
+ * sampling window now instead of at the next period, so the pool gets its
+ * address and counters in this snapshot. An announced pool stays pending
+ * for DMT_NTF_TRIES snapshots (a pool with no traffic yet is not seen by a
+ * window); without the group, or after an overrun, the period stays the
+ * only trigger, as before.
+ */
+#define DMT_NTF_MAX	64
+#define DMT_NTF_TRIES	3
+bool pool_notifications(struct collector *c)
+{
+	struct nl_pp_ntf ev[DMT_NTF_MAX];
+	bool due = false;
+	size_t keep = 0;
+	int n;
+
+	if (!c->nl || !c->ntf_ok)
+		return false;
+	n = netdev_nl__notifications(c->nl, ev, DMT_NTF_MAX);
+	if (n < 0) {
+		coll_log(c, 2, "page-pool notifications: %s", strerror(-n));
+		n = 0;
+	}
+	c->ntf_seen += n;
+	for (int i = 0; i < n && c->n_ntf_pending < DMT_NTF_PENDING; i++)
+		if (ev[i].ev != NL_PP_DEL)
+			c->ntf_pending[c->n_ntf_pending++] = (struct ntf_pending){ ev[i].pool.id, 0 };
+	for (size_t i = 0; i < c->n_ntf_pending; i++) {
+		struct ntf_pending *p = &c->ntf_pending[i];
+
+		if (pool_located(c, p->id) || p->tries >= DMT_NTF_TRIES)
+			continue;
+		p->tries++;
+		due = true;
+		c->ntf_pending[keep++] = *p;
+	}
+	c->n_ntf_pending = keep;
+	return due;
 }
 
 /* page-pool-stats-get into the pools (before the rates: the mean batch needs them) */
