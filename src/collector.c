@@ -89,6 +89,7 @@ static int open_and_load(struct collector *c)
 		c->skel->rodata->use_devmem_tp = false;
 		c->skel->rodata->tok_fallback = c->ar.tok_fallback;
 		c->skel->rodata->light_devmem_refill = c->ar.light && c->ps[DMT_H_DM_ALLOC].wanted;
+		c->skel->rodata->pools_devmem_only = c->ar.pools_devmem;
 		for (size_t i = 0; i < DMT_H__COUNT; i++) {
 			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
 									 dmt_hooks[i].name);
@@ -205,6 +206,8 @@ static int collector_setup(struct collector *c, char *why, size_t len)
 	}
 	c->ar.have_devmem = btf_has(c->vmlinux, "net_devmem_dmabuf_binding", BTF_KIND_STRUCT);
 	c->ar.light = c->opts.force_mode == DMT_MODE_LIGHT;
+	/* light mode attaches no per-page program: nothing to return early */
+	c->ar.pools_devmem = c->opts.pools_devmem && !c->ar.light;
 	c->ar.window_ns = (c->opts.light_window_ms ? c->opts.light_window_ms :
 			   DMT_LIGHT_WINDOW_MS) * 1000000ULL;
 	c->ar.period_ns = (c->opts.light_period_ms ? c->opts.light_period_ms :
@@ -369,10 +372,14 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	 * forward (at most one window per snapshot)
 	 */
 	ntf = pool_notifications(c);
-	if (c->ar.light && (ntf || !c->windows || t0 - c->last_window >= c->ar.period_ns)) {
+	if ((c->ar.light || c->ar.pools_devmem) &&
+	    (ntf || !c->windows || t0 - c->last_window >= c->ar.period_ns)) {
 		if (ntf && c->windows && t0 - c->last_window < c->ar.period_ns)
 			c->ntf_windows++;
-		light_window(c);
+		if (c->ar.light)
+			light_window(c);
+		else
+			locate_window(c);
 		t0 = now_mono_ns();
 	}
 	s = calloc(1, sizeof(*s));

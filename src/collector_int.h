@@ -96,6 +96,7 @@ void select_programs(struct collector *c);
 
 /* collector_light.c */
 void light_window(struct collector *c);
+void locate_window(struct collector *c);
 bool light_pool(struct collector *c, struct dmt_pool *v);
 
 /* collector_read.c */

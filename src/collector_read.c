@@ -35,6 +35,16 @@ static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
 	return sum;
 }
 
+/*
+ * Whose counters are read from the pool itself at snapshot time: every
+ * pool's in light mode; with --pools devmem, the pools of pages, whose
+ * per-page events return early.
+ */
+static bool read_own_counters(const struct collector *c, const struct dmt_pool *v)
+{
+	return c->ar.light || (c->ar.pools_devmem && snapbuild_pool_kind(v) == DMT_KIND_PAGES);
+}
+
 int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
 	int fd = bpf_map__fd(c->skel->maps.pools);
@@ -53,7 +63,7 @@ int read_pools(struct collector *c, struct dmt_snapshot *s)
 		memcpy(&v, &c->slots[i], sizeof(v));
 		if (!v.addr)
 			continue;
-		if (c->ar.light && light_pool(c, &v)) {
+		if (read_own_counters(c, &v) && light_pool(c, &v)) {
 			/* destroyed while we looked: take the tracepoint's values */
 			memcpy(&v, &c->slots[i], sizeof(v));
 			v.hold_base = v.release_base = 0;
@@ -70,7 +80,7 @@ int read_pools(struct collector *c, struct dmt_snapshot *s)
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;	/* deleted meanwhile */
-		if (c->ar.light && light_pool(c, &v)) {
+		if (read_own_counters(c, &v) && light_pool(c, &v)) {
 			if (bpf_map_lookup_elem(fd, &key, &v))
 				continue;
 			v.hold_base = v.release_base = 0;

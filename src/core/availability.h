@@ -27,6 +27,7 @@ struct dmt_hook_result {
 
 struct dmt_attach_result {
 	bool light;		/* -m light */
+	bool pools_devmem;	/* --pools devmem in the full mode: pools of pages sampled */
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
 	bool tok_fallback;	/* tokens from the cmsg writer, not 0009's tracepoints */
 	bool netlink;		/* netdev genl socket open */

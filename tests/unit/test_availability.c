@@ -335,6 +335,36 @@ static void test_netdev_requests(void **state)
 	}
 }
 
+/*
+ * --pools devmem in the full mode: holds and releases stay exact (pools of
+ * pages read from their own counters), refill batches become sampled, and
+ * the counter reader is required.
+ */
+static void test_pools_devmem(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+	char why[256];
+
+	tp_only(&r);
+	r.pools_devmem = true;
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_POOL_HOLDS, "devmem: per niov; pages: pool counters at snapshot");
+	EXACT(av, DMT_M_POOL_RELEASES, "devmem: per niov; pages: pool counters at snapshot");
+	assert_true(av[DMT_M_POOL_REFILL].available);
+	assert_true(av[DMT_M_POOL_REFILL].sampled);
+	assert_string_equal(av[DMT_M_POOL_REFILL].source, "devmem exact; pages: 20ms every 10000ms");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "--pools devmem needs the pool counter reader: light mode only");
+	r.hook[DMT_H_LIGHT_READ].loaded = true;
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	/* without the hold tracepoint nothing is claimed */
+	off(&r, DMT_H_PP_HOLD, "attach failed");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_POOL_REFILL, "attach failed");
+	assert_false(av[DMT_M_POOL_REFILL].sampled);
+}
+
 static void test_attach_check(void **state)
 {
 	struct dmt_attach_result r;
@@ -444,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_light),
 		cmocka_unit_test(test_no_devmem_no_netlink),
 		cmocka_unit_test(test_netdev_requests),
+		cmocka_unit_test(test_pools_devmem),
 		cmocka_unit_test(test_attach_check),
 		cmocka_unit_test(test_mode_policy),
 	};
