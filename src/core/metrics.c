@@ -130,7 +130,7 @@ static bool pool_refill_batch_mean(const void *o, double *v)
 #define PK(field, r) .obj = MO_POOL, .off = offsetof(struct dmt_pool_snap, field), .repr = r
 #define PPS(i) PK(pps[DMT_PPS_##i], MR_I64), .avail = DMT_M_POOL_STATS
 #define PD(fn) .obj = MO_POOL, .repr = MR_DERIVED, .derive = fn
-#define PPS_WHY "the kernel reports them with CONFIG_PAGE_POOL_STATS, per listed pool"
+#define PPS_WHY "needs CONFIG_PAGE_POOL_STATS and a pool listed by page-pool-get"
 #define GF(field, r) .obj = MO_GLOBAL, .off = offsetof(struct dmt_snapshot, field), .repr = r
 #define NL_WHY "needs the netdev genl family to list the pool " \
 	       "(CONFIG_PAGE_POOL, a netns the tool can see)"
