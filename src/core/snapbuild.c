@@ -171,10 +171,10 @@ void snapbuild_merge_queues(struct dmt_snapshot *s, const struct snapbuild_queue
 {
 	s->rxq_bound = s->rxq_unbound = -1;
 	s->rx_alloc_fail = -1;
+	for (size_t b = 0; b < s->n_bindings; b++)
+		s->bindings[b].rx_queues = in->queues_ok ? 0 : -1;
 	if (in->queues_ok) {
 		s->rxq_bound = s->rxq_unbound = 0;
-		for (size_t b = 0; b < s->n_bindings; b++)
-			s->bindings[b].rx_queues = 0;
 		for (size_t i = 0; i < in->n_queues; i++) {
 			const struct nl_queue *q = &in->queues[i];
 			struct dmt_binding_snap *b;
