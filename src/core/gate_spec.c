@@ -460,7 +460,7 @@ static int perr(struct pctx *p, const yaml_node_t *n, size_t col_off, const char
 
 static int perr(struct pctx *p, const yaml_node_t *n, size_t col_off, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[2048];	/* the unknown metric error lists the vocabulary */
 	va_list ap;
 
 	va_start(ap, fmt);
