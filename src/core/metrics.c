@@ -92,7 +92,9 @@ static bool pool_recycle_ratio(const void *o, double *v)
 /*
  * Slow:fast: of the pool's allocations, the share that took the slow path
  * to the page allocator (slow, slow_high_order) rather than the cache
- * (fast) or a refill of it from the ring (refill).
+ * (fast) or a refill of it from the ring (refill). Pools of pages only: a
+ * memory provider's allocations are not counted as slow (in the lab, a
+ * devmem pool with 2277 provider refills reports alloc_slow 0).
  */
 static bool pool_alloc_slow_ratio(const void *o, double *v)
 {
@@ -100,7 +102,8 @@ static bool pool_alloc_slow_ratio(const void *o, double *v)
 	static const int fast[] = { DMT_PPS_ALLOC_FAST, DMT_PPS_ALLOC_REFILL };
 	double sl, f;
 
-	if (!pps_sum(o, slow, 2, &sl) || !pps_sum(o, fast, 2, &f) || sl + f <= 0)
+	if (((const struct dmt_pool_snap *)o)->kind != DMT_KIND_PAGES ||
+	    !pps_sum(o, slow, 2, &sl) || !pps_sum(o, fast, 2, &f) || sl + f <= 0)
 		return false;
 	*v = sl / (sl + f);
 	return true;
@@ -254,7 +257,7 @@ const struct mdef mdefs[] = {
 	  .agg = MA_MAX, .better = MB_HIGHER },
 	{ "pool.alloc_slow_ratio", MT_GAUGE, MU_RATIO,
 	  "Share of the pool's allocations that took the slow path (slow:fast), since its "
-	  "creation.",
+	  "creation (pools of pages).",
 	  PD(pool_alloc_slow_ratio), .avail = DMT_M_POOL_STATS, .json = "alloc_slow_ratio",
 	  .prom = "devmemtop_page_pool_alloc_slow_ratio", .absent = PPS_WHY, .gate = true,
 	  .agg = MA_MAX, .better = MB_LOWER },
