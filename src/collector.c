@@ -47,6 +47,19 @@ void coll_log(struct collector *c, int level, const char *fmt, ...)
 		c->opts.log(level, "%s\n", buf);
 }
 
+void run_log(struct collector *c, int level, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (!c->opts.log || level > c->opts.verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	c->opts.log(level, "%s\n", buf);
+}
+
 const char *const *collector__probe_log(const struct collector *c)
 {
 	static const char *const empty[] = { NULL };
@@ -375,7 +388,10 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	if ((c->ar.light || c->ar.pools_devmem) &&
 	    (ntf || !c->windows || t0 - c->last_window >= c->ar.period_ns)) {
 		if (ntf && c->windows && t0 - c->last_window < c->ar.period_ns)
-			c->ntf_windows++;
+			run_log(c, 2, "page-pool notifications: window brought forward (%llu, "
+				 "%llu notifications read)",
+				 (unsigned long long)++c->ntf_windows,
+				 (unsigned long long)c->ntf_seen);
 		if (c->ar.light)
 			light_window(c);
 		else

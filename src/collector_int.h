@@ -81,6 +81,9 @@ struct collector {
 
 void coll_log(struct collector *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* -v lines of a snapshot: printed, not kept in the probe log (which must not grow) */
+void run_log(struct collector *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static inline bool attached(const struct collector *c, enum dmt_hook id)
 {

@@ -182,7 +182,7 @@ bool pool_notifications(struct collector *c)
 		return false;
 	n = netdev_nl__notifications(c->nl, ev, DMT_NTF_MAX);
 	if (n < 0) {
-		coll_log(c, 2, "page-pool notifications: %s", strerror(-n));
+		run_log(c, 2, "page-pool notifications: %s", strerror(-n));
 		n = 0;
 	}
 	c->ntf_seen += n;
@@ -213,11 +213,11 @@ static int merge_pp_stats(struct collector *c, struct dmt_snapshot *s)
 		return 0;
 	err = netdev_nl__pp_stats(c->nl, &st, &n);
 	if (err) {
-		coll_log(c, 2, "page-pool-stats-get dump failed: %s", strerror(-err));
+		run_log(c, 2, "page-pool-stats-get dump failed: %s", strerror(-err));
 		return 0;
 	}
 	if (netdev_nl__last_bad(c->nl))
-		coll_log(c, 2, "skipped: %s", netdev_nl__last_bad(c->nl));
+		run_log(c, 2, "skipped: %s", netdev_nl__last_bad(c->nl));
 	err = snapbuild_merge_pp_stats(s, st, n);
 	free(st);
 	return err;
@@ -261,7 +261,7 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	err = netdev_nl__pools(c->nl, &nlp, &n);
 	if (err) {
 		/* the dump is an enrichment: the snapshot stands without it */
-		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
+		run_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
 		return 0;
 	}
 	err = snapbuild_merge_netlink(s, nlp, n, c->netns);
