@@ -14,6 +14,8 @@
 # round and the median ratios.
 #
 # usage: bench/pools.sh [ROUNDS] [SECONDS]     (root; default 5 rounds of 4 s)
+#        TB_RX_CHUNK=8388608 bench/pools.sh ...  the bed's highest event rate
+#        (the receiver reads 8 MiB at a time: every page a hold and a release)
 source "$(dirname "$0")/../tests/integration/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-4}
