@@ -421,7 +421,7 @@ static int dump(struct netdev_nl *nl, uint8_t cmd, int attr, uint32_t val, parse
 {
 	struct dump_ctx ctx = { .nl = nl, .parse = parse, .elem = elem };
 	struct nl_msg *msg = nlmsg_alloc();
-	struct nl_cb *cb = NULL;
+	struct nl_cb *cb = NULL, *base;
 	int err = -ENOMEM;
 
 	nl->bad[0] = '\0';
@@ -431,7 +431,10 @@ static int dump(struct netdev_nl *nl, uint8_t cmd, int attr, uint32_t val, parse
 		goto out;
 	if (attr && nla_put_u32(msg, attr, val))
 		goto out;
-	cb = nl_cb_clone(nl_socket_get_cb(nl->sk));
+	/* nl_socket_get_cb() takes a reference on the socket's callbacks */
+	base = nl_socket_get_cb(nl->sk);
+	cb = base ? nl_cb_clone(base) : NULL;
+	nl_cb_put(base);
 	if (!cb)
 		goto out;
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, dump_valid, &ctx);
