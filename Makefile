@@ -69,7 +69,7 @@ CORE_OBJS	:= $(patsubst src/core/%.c,$(OUTPUT)/src/core/%.o,$(wildcard src/core/
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a
 # Everything but main: for the few tests of UI code (test_top).
 LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
-FULL_TESTS	:= test_top test_top_detail test_webcfg test_golden_cmd
+FULL_TESTS	:= test_top test_top_detail test_webcfg test_golden_cmd test_nl
 
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))

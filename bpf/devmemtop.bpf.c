@@ -34,6 +34,21 @@ const volatile bool use_devmem_tp = false;
  * that call locates the pool; the sampling windows leave devmem pools alone.
  */
 const volatile bool light_devmem_refill = false;
+/*
+ * --pools devmem (issue 25): the per-page programs return at once for a
+ * page (not a net_iov: a pool of pages), except while user space opens a
+ * locate window (pools_locate_all = 1) to find such pools by address and
+ * sample their refill batches; their counters are read at snapshot time.
+ */
+const volatile bool pools_devmem_only = false;
+__u32 pools_locate_all = 0;
+
+/* --pools devmem: nothing more to do for this netmem */
+static __always_inline bool pools_skip(netmem_ref netmem)
+{
+	return pools_devmem_only && !(netmem & NET_IOV_BIT) &&
+	       !*(volatile __u32 *)&pools_locate_all;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -339,6 +354,8 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 	struct dmt_pool *v;
 	__u32 n;
 
+	if (pools_skip(netmem))
+		return 0;
 	v = pool_find(pool);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
@@ -379,6 +396,8 @@ int BPF_PROG(pp_release, const struct page_pool *pool, netmem_ref netmem, __u32 
 {
 	struct dmt_pool *v;
 
+	if (pools_skip(netmem))
+		return 0;
 	v = pool_find(pool);
 	if (!v) {
 		pool_new(pool, 0, release, false);

@@ -98,8 +98,12 @@ static void probe_all(struct collector *c)
 			}
 			break;
 		case DMT_HK_RUN:
-			/* light_read: not even probed outside light mode */
-			if (!dmt_hook_in_mode(i, c->opts.force_mode)) {
+			/*
+			 * light_read: not even probed outside light mode,
+			 * unless --pools devmem reads the pools of pages with it
+			 */
+			if (!dmt_hook_in_mode(i, c->opts.force_mode) &&
+			    !(i == DMT_H_LIGHT_READ && c->ar.pools_devmem)) {
 				snprintf(s->why, sizeof(s->why), "%s",
 					 dmt_hook_mode_why(i, c->opts.force_mode));
 				err = -ENOENT;
@@ -303,9 +307,17 @@ static void apply_mode_policy(struct collector *c)
  */
 void select_programs(struct collector *c)
 {
+	bool reader;
+
 	probe_all(c);
+	reader = c->ps[DMT_H_LIGHT_READ].wanted;
 	if (!c->ar.light)
 		apply_mode_policy(c);
+	/* --pools devmem reads the pools of pages as light mode does */
+	if (c->ar.pools_devmem && reader) {
+		c->ps[DMT_H_LIGHT_READ].wanted = true;
+		c->ar.hook[DMT_H_LIGHT_READ].why[0] = '\0';
+	}
 	prefer_devmem_tracepoints(c);
 	choose_token_source(c);
 	if (c->ar.light)

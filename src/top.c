@@ -50,6 +50,8 @@ static void usage(FILE *f)
 "  -m, --mode MODE      auto (default), fentry, tp: cap the attach mode; light: no\n"
 "                       per-page hook (counters read at snapshot, sampled batches)\n"
 "      --sampling W/P   light mode: per-page hooks on for W every P (default 20ms/10s)\n"
+"      --pools WHICH    all (default): per-page hooks for every pool; devmem: only\n"
+"                       for devmem pools, pools of pages read from their counters\n"
 "      --no-netlink     do not query the netdev netlink family\n"
 "      --bpf-stats      enable kernel BPF run-time stats while running\n"
 "  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
@@ -84,6 +86,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 		{ "no-netlink", no_argument, NULL, 'N' },
 		{ "bpf-stats", no_argument, NULL, 'S' },
 		{ "sampling", required_argument, NULL, 'W' },
+		{ "pools", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -156,6 +159,12 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 			if (parse_sampling(optarg, &o->light_window_ms, &o->light_period_ms)) {
 				snprintf(err, errlen, "bad sampling '%s': " DMT_SAMPLING_RANGE,
 					 optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'P':
+			if (parse_pools(optarg, &o->pools_devmem)) {
+				snprintf(err, errlen, "bad --pools '%s': devmem or all", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -804,6 +813,7 @@ static int top_start(struct top_run *r)
 		.log = log_to_stderr, .verbosity = r->o.verbose, .force_mode = r->o.force_mode,
 		.light_window_ms = r->o.light_window_ms, .light_period_ms = r->o.light_period_ms,
 		.no_netlink = r->o.no_netlink, .enable_bpf_stats = r->o.bpf_stats,
+		.pools_devmem = r->o.pools_devmem,
 		.events = !r->o.json,		/* the view lists recent events */
 	};
 	char why[512] = "", unav[1024];

@@ -88,6 +88,25 @@ static void pool_availability(const struct dmt_attach_result *r, struct dmt_avai
 		  why_not(r, att(r, DMT_H_PP_HOLD) ? DMT_H_PP_RELEASE : DMT_H_PP_HOLD));
 	set_avail(&av[DMT_M_POOL_REFILL], att(r, DMT_H_PP_HOLD),
 		  "pool->alloc.count at page_pool_state_hold", why_not(r, DMT_H_PP_HOLD));
+	if (!r->pools_devmem)
+		return;
+	/*
+	 * --pools devmem: pools of pages are read from their own counters at
+	 * snapshot time (still exact) and their refills sampled in windows
+	 */
+	if (av[DMT_M_POOL_HOLDS].available)
+		snprintf(av[DMT_M_POOL_HOLDS].source, sizeof(av[0].source),
+			 "devmem: per niov; pages: pool counters at snapshot");
+	if (av[DMT_M_POOL_RELEASES].available)
+		snprintf(av[DMT_M_POOL_RELEASES].source, sizeof(av[0].source),
+			 "devmem: per niov; pages: pool counters at snapshot");
+	if (av[DMT_M_POOL_REFILL].available) {
+		av[DMT_M_POOL_REFILL].sampled = true;
+		snprintf(av[DMT_M_POOL_REFILL].source, sizeof(av[0].source),
+			 "devmem exact; pages: %llums every %llums",
+			 (unsigned long long)(r->window_ns / 1000000),
+			 (unsigned long long)(r->period_ns / 1000000));
+	}
 }
 
 /*
@@ -225,6 +244,13 @@ void dmt_availability__decide(const struct dmt_attach_result *r, struct dmt_avai
 		  why_not(r, DMT_H_PP_NID));
 	binding_availability(r, av);
 	set_avail(&av[DMT_M_NETLINK], r->netlink, "netdev genl page-pool-get", r->nl_why);
+	/* read at snapshot time in every mode: no program, no per-event cost */
+	set_avail(&av[DMT_M_POOL_STATS], r->netlink && r->pp_stats,
+		  "netdev genl page-pool-stats-get", r->netlink ? r->pp_stats_why : r->nl_why);
+	set_avail(&av[DMT_M_QUEUES], r->netlink && r->queues, "netdev genl queue-get",
+		  r->netlink ? r->queues_why : r->nl_why);
+	set_avail(&av[DMT_M_QSTATS], r->netlink && r->qstats, "netdev genl qstats-get",
+		  r->netlink ? r->qstats_why : r->nl_why);
 }
 
 enum dmt_attach_mode dmt_attach_mode__decide(const struct dmt_attach_result *r)
@@ -242,6 +268,11 @@ int dmt_attach__check(const struct dmt_attach_result *r, char *why, size_t len)
 {
 	const struct dmt_hook_result *h = r->hook;
 
+	if (r->pools_devmem && !h[DMT_H_LIGHT_READ].loaded) {
+		snprintf(why, len, "--pools devmem needs the pool counter reader: %s",
+			 why_not(r, DMT_H_LIGHT_READ));
+		return -ENOENT;
+	}
 	if (r->light && (!h[DMT_H_LIGHT_READ].loaded || !att(r, DMT_H_PP_DESTROY) ||
 			 !h[DMT_H_PP_HOLD].loaded || !h[DMT_H_PP_RELEASE].loaded)) {
 		snprintf(why, len, "light mode needs the page_pool_release tracepoint "

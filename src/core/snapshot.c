@@ -71,6 +71,9 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_NETLINK]			= "netlink_page_pools",
 	[DMT_M_RECVMSG_TOKENS]		= "recvmsg_tokens",
 	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
+	[DMT_M_POOL_STATS]		= "netlink_page_pool_stats",
+	[DMT_M_QUEUES]			= "netlink_queues",
+	[DMT_M_QSTATS]			= "netlink_qstats",
 };
 
 const char *dmt_held_why_text(uint32_t why)

@@ -40,6 +40,9 @@ enum dmt_metric {
 	DMT_M_NETLINK,			/* netdev genl page-pool-get */
 	DMT_M_RECVMSG_TOKENS,		/* frag tokens per tcp_recvmsg */
 	DMT_M_DONTNEED_COST,		/* tokens and latency per DONTNEED call */
+	DMT_M_POOL_STATS,		/* netdev genl page-pool-stats-get */
+	DMT_M_QUEUES,			/* netdev genl queue-get: RX queue -> binding */
+	DMT_M_QSTATS,			/* netdev genl qstats-get */
 	DMT_M__COUNT,
 };
 
@@ -85,6 +88,32 @@ enum dmt_pool_kind {
 	DMT_KIND_OTHER,		/* another memory provider */
 };
 
+/*
+ * The kernel's own page pool counters (page-pool-stats-get, kernels with
+ * CONFIG_PAGE_POOL_STATS), cumulative since the pool's creation. The alloc
+ * counters count allocations served from the cache (fast), slow-path calls
+ * (slow: one bulk call to the page allocator; slow_high_order: one
+ * high-order page), ring empty on refill, refills from the ptr_ring and
+ * pages dropped on refill for a NUMA mismatch (waive); the recycle
+ * counters pages put in the cache, cache full, put in the ring, ring full
+ * (the page went back to the page allocator) and released because
+ * someone else held a reference.
+ */
+enum dmt_pps {
+	DMT_PPS_ALLOC_FAST = 0,
+	DMT_PPS_ALLOC_SLOW,
+	DMT_PPS_ALLOC_SLOW_HIGH_ORDER,
+	DMT_PPS_ALLOC_EMPTY,
+	DMT_PPS_ALLOC_REFILL,
+	DMT_PPS_ALLOC_WAIVE,
+	DMT_PPS_RECYCLE_CACHED,
+	DMT_PPS_RECYCLE_CACHE_FULL,
+	DMT_PPS_RECYCLE_RING,
+	DMT_PPS_RECYCLE_RING_FULL,
+	DMT_PPS_RECYCLE_RELEASED_REFCNT,
+	DMT_PPS__COUNT,
+};
+
 struct dmt_pool_snap {
 	uint64_t addr;
 	uint64_t provider_priv;		/* kernel address: devmem binding */
@@ -122,6 +151,19 @@ struct dmt_pool_snap {
 	int64_t destroy_inflight;	/* inflight at page_pool_release, -1 none */
 	uint32_t destroy_retries;
 	struct hist_batch refill;	/* refill batch sizes */
+
+	/* page-pool-stats-get, -1 each when the kernel does not report them */
+	int64_t pps[DMT_PPS__COUNT];
+	/*
+	 * Holds and slow-path allocation calls (slow + slow_high_order) over
+	 * the intervals in which both were read, since the collector first
+	 * saw the pool with its stats: holds / calls is the mean refill batch
+	 * (rate_tracker__apply() adds each interval's differences).
+	 */
+	uint64_t slow_holds;
+	uint64_t slow_calls;
+	/* rx-alloc-fail of the RX queue the pool serves (qstats-get), -1 unknown */
+	int64_t queue_alloc_fail;
 };
 
 struct dmt_binding_snap {
@@ -164,6 +206,7 @@ struct dmt_binding_snap {
 	/* SO_DEVMEM_AUTORELEASE (kernel-patches 0012) */
 	uint64_t tok_drained;		/* abandoned without autorelease, drained at unbind */
 	uint32_t token_mode;		/* enum dmt_token_mode bits of the frags read */
+	int64_t rx_queues;		/* RX queues bound to it (queue-get), -1 unknown */
 };
 
 /* binding.token_mode: which SO_DEVMEM_AUTORELEASE modes its frags came in */
@@ -200,6 +243,12 @@ struct dmt_snapshot {
 	uint64_t dontneed_tokens;
 	uint64_t dontneed_calls;
 	uint64_t provider_calls;
+
+	/* queue-get: RX queues with and without a dmabuf binding, -1 unknown */
+	int64_t rxq_bound;
+	int64_t rxq_unbound;
+	/* qstats-get: rx-alloc-fail summed over the devices reporting it, -1 none */
+	int64_t rx_alloc_fail;
 
 	/* tool health */
 	uint64_t ringbuf_drops;

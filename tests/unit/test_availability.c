@@ -333,6 +333,72 @@ static void test_no_devmem_no_netlink(void **state)
 	}
 }
 
+/*
+ * The netdev genl figures (issue 25): read at snapshot time whatever the
+ * mode, each with the reason its request failed at start, and the
+ * family's reason when there is no netlink at all.
+ */
+static void test_netdev_requests(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	for (int l = 0; l < 2; l++) {
+		if (l)
+			light(&r);
+		else
+			tp_only(&r);
+		r.pp_stats = r.queues = r.qstats = true;
+		dmt_availability__decide(&r, av);
+		EXACT(av, DMT_M_POOL_STATS, "netdev genl page-pool-stats-get");
+		EXACT(av, DMT_M_QUEUES, "netdev genl queue-get");
+		EXACT(av, DMT_M_QSTATS, "netdev genl qstats-get");
+		r.pp_stats = false;
+		snprintf(r.pp_stats_why, sizeof(r.pp_stats_why), "kernel without "
+			 "CONFIG_PAGE_POOL_STATS (page-pool-stats-get: Operation not supported)");
+		dmt_availability__decide(&r, av);
+		UNAVAIL(av, DMT_M_POOL_STATS, "kernel without CONFIG_PAGE_POOL_STATS "
+			"(page-pool-stats-get: Operation not supported)");
+		EXACT(av, DMT_M_QUEUES, "netdev genl queue-get");
+		r.netlink = false;
+		snprintf(r.nl_why, sizeof(r.nl_why), "disabled by --no-netlink");
+		dmt_availability__decide(&r, av);
+		UNAVAIL(av, DMT_M_POOL_STATS, "disabled by --no-netlink");
+		UNAVAIL(av, DMT_M_QUEUES, "disabled by --no-netlink");
+		UNAVAIL(av, DMT_M_QSTATS, "disabled by --no-netlink");
+	}
+}
+
+/*
+ * --pools devmem in the full mode: holds and releases stay exact (pools of
+ * pages read from their own counters), refill batches become sampled, and
+ * the counter reader is required.
+ */
+static void test_pools_devmem(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+	char why[256];
+
+	tp_only(&r);
+	r.pools_devmem = true;
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_POOL_HOLDS, "devmem: per niov; pages: pool counters at snapshot");
+	EXACT(av, DMT_M_POOL_RELEASES, "devmem: per niov; pages: pool counters at snapshot");
+	assert_true(av[DMT_M_POOL_REFILL].available);
+	assert_true(av[DMT_M_POOL_REFILL].sampled);
+	assert_string_equal(av[DMT_M_POOL_REFILL].source, "devmem exact; pages: 20ms every 10000ms");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "--pools devmem needs the pool counter reader: light mode only");
+	r.hook[DMT_H_LIGHT_READ].loaded = true;
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	/* without the hold tracepoint nothing is claimed */
+	off(&r, DMT_H_PP_HOLD, "attach failed");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_POOL_REFILL, "attach failed");
+	assert_false(av[DMT_M_POOL_REFILL].sampled);
+}
+
 static void test_attach_check(void **state)
 {
 	struct dmt_attach_result r;
@@ -443,6 +509,8 @@ int main(void)
 		cmocka_unit_test(test_token_sources),
 		cmocka_unit_test(test_light),
 		cmocka_unit_test(test_no_devmem_no_netlink),
+		cmocka_unit_test(test_netdev_requests),
+		cmocka_unit_test(test_pools_devmem),
 		cmocka_unit_test(test_attach_check),
 		cmocka_unit_test(test_mode_policy),
 	};
