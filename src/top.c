@@ -518,14 +518,21 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		const struct dmt_holder_snap *h = &s->holders[i];
 		char cm[96], where[DMT_CGROUP_PATH_MAX], wh[128];
 
-		snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
+		char hd[24] = "-", rt[24] = "-", rl[24] = "-";
+
+		snprintf(a, sizeof(a), "-");
+		if (dmt_snap_holder_history(s)) {	/* light mode: not known */
+			snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
+			snprintf(hd, sizeof(hd), "%llu", (unsigned long long)h->handed);
+			snprintf(rt, sizeof(rt), "%llu", (unsigned long long)h->returned);
+			snprintf(rl, sizeof(rl), "%llu", (unsigned long long)h->released);
+		}
 		/* any process can name itself anything: escaped like ifnames */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		tokens__holder_where(h, true, where, sizeof(where));
-		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8llu %8llu %8llu  %s", h->pid,
+		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8s %8s %8s  %s", h->pid,
 			  cm, h->binding_id, h->manual ? '*' : ' ', (unsigned long long)h->tokens,
-			  (unsigned long long)h->niovs, a, (unsigned long long)h->handed,
-			  (unsigned long long)h->returned, (unsigned long long)h->released,
+			  (unsigned long long)h->niovs, a, hd, rt, rl,
 			  textsafe_str(wh, sizeof(wh), where));
 	}
 	if (s->n_holders > TOP_HOLDERS)

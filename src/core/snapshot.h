@@ -266,6 +266,16 @@ struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 const char *dmt_metric_name(enum dmt_metric m);
 /* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
 const char *dmt_held_why_text(uint32_t why);
+/*
+ * Whether the holders' hand-out history (tokens handed, returned, released,
+ * the oldest token's age) is known: light mode reads held tokens from the
+ * kernel's xarrays at snapshot time, and the kernel keeps no such history.
+ */
+static inline bool dmt_snap_holder_history(const struct dmt_snapshot *s)
+{
+	return s->mode != DMT_MODE_LIGHT;
+}
+
 /* "exact", "sampled" or "unavailable": how this mode measures a metric. */
 const char *dmt_avail_method(const struct dmt_availability *a);
 const char *dmt_mode_name(enum dmt_attach_mode m);
