@@ -101,8 +101,10 @@ ar_run on-ret-16k $BYTES --autorelease on --dmabuf heap \
 	--rx-page-size 16K || fail=1
 ar_run off-ret-16k $BYTES --autorelease off --dmabuf heap \
 	--rx-page-size 16K || fail=1
-ar_run on-leak 4M --autorelease on --leak || fail=1
-ar_run off-leak 4M --autorelease off --leak || fail=1
-ar_run off-leak-unbind 4M --autorelease off --leak --unbind-first || fail=1
+# --linger: every leaked token stays held, bound, for 1.5 s, so devmemtop's
+# 200 ms snapshots see the whole hold before the close or the unbind
+ar_run on-leak 4M --autorelease on --leak --linger 1500 || fail=1
+ar_run off-leak 4M --autorelease off --leak --linger 1500 || fail=1
+ar_run off-leak-unbind 4M --autorelease off --leak --unbind-first --linger 1500 || fail=1
 
 exit $fail
