@@ -331,10 +331,16 @@ def measure_cell(c, d, cell, rows, summary):
         os.makedirs(vdir, exist_ok=True)
         with open(os.path.join(vdir, "%s-%s-dontneed_ns_per_token.txt" % (cell, mode)), "w") as f:
             f.write("".join("%.3f\n" % x for x in dn))
+        # the receiver's own system time (the recorded command's CPU has the
+        # sender's and the scenario shell's too)
+        with open(os.path.join(vdir, "%s-%s-rx_sys_s_per_gib.txt" % (cell, mode)), "w") as f:
+            f.write("".join("%.4f\n" % x for x in sysg))
     on, off = summary[cell]["on"]["xa_calls_per_token"], summary[cell]["off"]["xa_calls_per_token"]
     if on is None or off is None:
+        why = (read(os.path.join(d, "xa-%s-on" % cell, "xa-skip.txt")) or "").strip()
         c.skip("autorelease-measure %s: xarray calls per token" % cell,
-               "function tracer counts unavailable or incomplete (see xa-%s-*/)" % cell)
+               "function tracer counts unavailable or incomplete: %s (xa-%s-*/)"
+               % (why or "events lost", cell))
     else:
         c.check("autorelease-measure %s: xarray calls per token, off == 0 and on >= 2" % cell,
                 off == 0 and on >= 2, "off %s, on %s" % (off, on))

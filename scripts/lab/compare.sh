@@ -97,6 +97,8 @@ if [ -d "$arm" ] && [ ! -f "$arm/skip.txt" ]; then
 		[ -f "$v-on-dontneed_ns_per_token.txt" ] || continue
 		run "autorelease-$cell-dontneed" --values --better lower -- \
 			"$v-on-dontneed_ns_per_token.txt" -- "$v-off-dontneed_ns_per_token.txt"
+		run "autorelease-$cell-rxsys" --values --better lower -- \
+			"$v-on-rx_sys_s_per_gib.txt" -- "$v-off-rx_sys_s_per_gib.txt"
 	done
 fi
 exit $failed

@@ -56,14 +56,25 @@ arm_lost() {
 		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
 }
 
+# arm_fn_start: the function tracer on the xarray calls in an instance of
+# its own; on refusal, why on stdout and status 1.
 arm_fn_start() {
-	[ -d "$F" ] || mkdir "$F" 2>/dev/null || return 1
-	echo "$XA" >$F/set_ftrace_filter 2>/dev/null || return 1
-	echo function >$F/current_tracer 2>/dev/null || return 1
+	local f have=
+
+	[ -d "$F" ] || mkdir "$F" 2>/dev/null || { echo "cannot create $F"; return 1; }
+	for f in $XA; do
+		grep -q "^$f\( \|$\)" $T/available_filter_functions 2>/dev/null && have="$have $f"
+	done
+	[ -n "$have" ] || { echo "none of $XA in available_filter_functions"; return 1; }
+	echo $have >$F/set_ftrace_filter 2>/dev/null ||
+		{ echo "set_ftrace_filter refused '$have'"; return 1; }
+	echo function >$F/current_tracer 2>/dev/null ||
+		{ echo "function tracer refused in $F (tracers: $(cat $F/available_tracers 2>/dev/null))"; return 1; }
 	echo 0 >$F/tracing_on
 	echo 16384 >$F/buffer_size_kb
 	echo >$F/trace
 	echo 1 >$F/tracing_on
+	echo "traced:$have" >$D/xa-functions.txt
 }
 
 arm_fn_stop() {	# OUT
@@ -128,7 +139,8 @@ for cell in $CELLS; do
 	for mode in off on; do
 		o=$D/xa-$cell-$mode
 		mkdir -p $o
-		if arm_fn_start; then
+		if arm_fn_start >$o/xa-skip.txt; then
+			rm -f $o/xa-skip.txt
 			arm_rx $o $cell $mode || rc=1
 			arm_fn_stop $o
 			pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' $o/rx.json)
@@ -140,7 +152,6 @@ for cell in $CELLS; do
 			[ -n "$pid" ] || xa=none
 			arm_result $o xa-$cell-$mode $cell $mode $xa $(cat $o/xa-lost)
 		else
-			echo "function tracer refused" >$o/xa-skip.txt
 			arm_rx $o $cell $mode || rc=1
 			arm_result $o xa-$cell-$mode $cell $mode none none
 		fi
