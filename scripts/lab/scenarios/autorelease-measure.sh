@@ -157,5 +157,6 @@ for cell in $CELLS; do
 		fi
 	done
 done
+[ ! -d "$F" ] || rmdir $F 2>/dev/null
 cut -c1-300 $D/ar-results.txt
 exit $rc

@@ -1,6 +1,5 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# lab: on-demand (issue 21; not yet run green: vmtest.sh --kernel patched --scenario autorelease runs it)
 # Scenario "autorelease" (issue 21, kernel-patches 0012, patched kernel
 # only): SO_DEVMEM_AUTORELEASE on vs off, read from the devmem tracepoints
 # (0003, 0009, 0012) in a tracefs instance of its own. On a kernel without
@@ -107,4 +106,7 @@ ar_run on-leak 4M --autorelease on --leak --linger 1500 || fail=1
 ar_run off-leak 4M --autorelease off --leak --linger 1500 || fail=1
 ar_run off-leak-unbind 4M --autorelease off --leak --unbind-first --linger 1500 || fail=1
 
+# the scenarios after this one get the guest's memory back
+echo 0 >$I/events/devmem/enable
+rmdir $I 2>/dev/null
 exit $fail
