@@ -69,7 +69,7 @@ CORE_OBJS	:= $(patsubst src/core/%.c,$(OUTPUT)/src/core/%.o,$(wildcard src/core/
 CORE_LIB	:= $(OUTPUT)/libdevmemtop-core.a
 # Everything but main: for the few tests of UI code (test_top).
 LIB_OBJS	:= $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
-FULL_TESTS	:= test_top test_top_detail test_webcfg test_golden_cmd
+FULL_TESTS	:= test_top test_top_detail test_webcfg test_golden_cmd test_nl
 
 TEST_SRCS	:= $(wildcard tests/unit/test_*.c)
 TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -77,7 +77,7 @@ TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 .PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest kseries-build \
 	asan asan-unit-tests golden-update \
 	test-assets bench-assets \
-	bench fuzz deps deb
+	bench bench-bystander fuzz deps deb
 
 all: check-libs $(OUTPUT)/devmemtop
 
@@ -98,7 +98,7 @@ check-core-libs:
 $(OUTPUT) $(OUTPUT)/src $(OUTPUT)/src/core $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/devmemtop.h bpf/kernel_types.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/devmemtop.h bpf/devmemtop_iter.h bpf/kernel_types.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -146,7 +146,7 @@ $(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-test-assets: $(OUTPUT)/xdp_pass.bpf.o
+test-assets: $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/bench/bystander	# 79-token-bystander
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -159,14 +159,23 @@ $(OUTPUT)/bench/attach: bench/attach.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< $(DMT_LDLIBS) $(LDLIBS) -o $@
 
-bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach
+$(OUTPUT)/bench/bystander: bench/bystander.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< -o $@
+
+bench-assets: test-assets $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/attach \
+	$(OUTPUT)/bench/bystander
 
 # Per-event overhead of the hot-path programs (docs/light-mode.md, Overhead).
 bench: all bench-assets
 	$(Q)bench/overhead.sh
 
+# What devmemtop costs TCP traffic that is not devmem (docs/tokens.md, Bystander cost)
+bench-bystander: all bench-assets
+	$(Q)bench/bystander.sh
+
 # the lab's verdict logic, tested on the host (Python, no VM)
-LAB_PY_TESTS := tests/lab/test_labcheck.py
+LAB_PY_TESTS := tests/lab/test_labcheck.py tests/lab/test_autorelease.py
 
 unit-tests: check-core-libs $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS) $(LAB_PY_TESTS)

@@ -34,6 +34,21 @@ const volatile bool use_devmem_tp = false;
  * that call locates the pool; the sampling windows leave devmem pools alone.
  */
 const volatile bool light_devmem_refill = false;
+/*
+ * --pools devmem (issue 25): the per-page programs return at once for a
+ * page (not a net_iov: a pool of pages), except while user space opens a
+ * locate window (pools_locate_all = 1) to find such pools by address and
+ * sample their refill batches; their counters are read at snapshot time.
+ */
+const volatile bool pools_devmem_only = false;
+__u32 pools_locate_all = 0;
+
+/* --pools devmem: nothing more to do for this netmem */
+static __always_inline bool pools_skip(netmem_ref netmem)
+{
+	return pools_devmem_only && !(netmem & NET_IOV_BIT) &&
+	       !*(volatile __u32 *)&pools_locate_all;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -339,6 +354,8 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 	struct dmt_pool *v;
 	__u32 n;
 
+	if (pools_skip(netmem))
+		return 0;
 	v = pool_find(pool);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
@@ -379,6 +396,8 @@ int BPF_PROG(pp_release, const struct page_pool *pool, netmem_ref netmem, __u32 
 {
 	struct dmt_pool *v;
 
+	if (pools_skip(netmem))
+		return 0;
 	v = pool_find(pool);
 	if (!v) {
 		pool_new(pool, 0, release, false);
@@ -906,6 +925,7 @@ int BPF_PROG(dm_dontneed, const void *sk, __u32 nr_ranges, __u32 nr_frags, __u32
 #define DMT_SO_DEVMEM_DMABUF	79
 #define DMT_DONTNEED_TOKENS	128	/* MAX_DONTNEED_TOKENS */
 #define DMT_DONTNEED_FRAGS	1024	/* MAX_DONTNEED_FRAGS */
+#define DMT_MSG_SOCK_DEVMEM	0x2000000	/* include/linux/socket.h, since 6.12 */
 
 enum dmt_tok_end { TOK_RETURNED, TOK_RELEASED };
 
@@ -961,6 +981,15 @@ struct {
 
 static const struct dmt_holder holder_template = {};
 
+/*
+ * Entries in holders, so tcp_destroy_sock returns after one load on a host
+ * (or at a time) with no socket holding tokens: incremented by the one
+ * update that created an entry, decremented by the one delete that removed
+ * it, so it never counts fewer than there are (a socket destroyed without
+ * tcp_destroy_sock only keeps it higher: the lookup still decides).
+ */
+__u64 tok_live_holders = 0;
+
 static __always_inline struct dmt_tok_stats *tok_stats_get(void)
 {
 	__u32 zero = 0;
@@ -978,31 +1007,15 @@ static __always_inline void tok_stat_inc(__u32 off)
 
 #define TOK_STAT_INC(field) tok_stat_inc(__builtin_offsetof(struct dmt_tok_stats, field))
 
-static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 token)
+/* The holder entry of socket @sk, created at its first token. */
+static __noinline struct dmt_holder *tok_holder(__u64 sk, __u32 binding_id, __u64 tid)
 {
-	struct dmt_tok_key k = { .sk = sk, .token = token };
-	struct dmt_tok_val val = {};
-	__u64 tid = bpf_get_current_pid_tgid();
-	struct dmt_binding *b;
 	struct dmt_holder *h;
-	struct tok_recv *r;
-	__u32 shift = PAGE_SHIFT;
-
-	b = binding_get(NULL, binding_id);
-	/* niov sizes are powers of two from PAGE_SIZE to 2 MiB */
-	for (int i = 0; i < 10 && b && (1U << shift) < b->niov_size; i++)
-		shift++;
-	if (b)
-		__sync_fetch_and_add(&b->tok_handed, 1);
-	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
-	if (r) {
-		r->tokens++;
-		r->binding_id = binding_id;
-	}
 
 	h = bpf_map_lookup_elem(&holders, &sk);
 	if (!h) {
-		bpf_map_update_elem(&holders, &sk, &holder_template, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&holders, &sk, &holder_template, BPF_NOEXIST))
+			__sync_fetch_and_add(&tok_live_holders, 1);
 		h = bpf_map_lookup_elem(&holders, &sk);
 		if (!h) {
 			TOK_STAT_INC(holders_full);
@@ -1016,6 +1029,49 @@ static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 to
 			h->cgroup_id = bpf_get_current_cgroup_id();
 		}
 	}
+	return h;
+}
+
+/* Counts one token handed out by the recvmsg of this thread. */
+static __always_inline void tok_recv_count(__u64 sk, __u64 tid, __u32 binding_id)
+{
+	struct tok_recv *r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+
+	if (!r && !tok_fallback) {
+		/*
+		 * With 0009's tracepoints the first token of a devmem recvmsg
+		 * opens the call's count (fentry/tcp_recvmsg is not loaded):
+		 * fexit/tcp_recvmsg closes it.
+		 */
+		struct tok_recv nr = { .sk = sk };
+
+		bpf_map_update_elem(&tok_recv_tid, &tid, &nr, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
+	}
+	if (r) {
+		r->tokens++;
+		r->binding_id = binding_id;
+	}
+}
+
+static __noinline int tok_out(__u64 sk, __u32 binding_id, __u64 offset, __u32 token)
+{
+	struct dmt_tok_key k = { .sk = sk, .token = token };
+	struct dmt_tok_val val = {};
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_binding *b;
+	struct dmt_holder *h;
+	__u32 shift = PAGE_SHIFT;
+
+	b = binding_get(NULL, binding_id);
+	/* niov sizes are powers of two from PAGE_SIZE to 2 MiB */
+	for (int i = 0; i < 10 && b && (1U << shift) < b->niov_size; i++)
+		shift++;
+	if (b)
+		__sync_fetch_and_add(&b->tok_handed, 1);
+	tok_recv_count(sk, tid, binding_id);
+
+	h = tok_holder(sk, binding_id, tid);
 	if (h)
 		__sync_fetch_and_add(&h->handed, 1);
 
@@ -1084,6 +1140,97 @@ int BPF_PROG(tok_tp_release, const void *sk, const void *niov, __u32 id, __u64 o
 	return 0;
 }
 
+/*
+ * SO_DEVMEM_AUTORELEASE (kernel-patches 0012). devmem_frag_recv fires for
+ * every frag in both modes; with autorelease the token is followed through
+ * devmem_token_* above, so only the binding's mode is noted here. Without,
+ * the token is the net_iov's index and the kernel counts the tokens on the
+ * net_iov: one tok_map entry per (binding, net_iov) carries that count,
+ * set from the count each event reports (exact, whatever the order of
+ * concurrent returns), deleted when it reaches 0 or is drained at unbind.
+ */
+static __always_inline void uref_set(__u32 binding_id, __u32 token, int uref, bool recv)
+{
+	struct dmt_tok_key k = { .sk = 0, .token = token, .pad = binding_id };
+	struct dmt_tok_val val = {}, *v;
+	struct dmt_binding *b;
+
+	if (uref <= 0) {
+		bpf_map_delete_elem(&tok_map, &k);
+		return;
+	}
+	v = bpf_map_lookup_elem(&tok_map, &k);
+	if (v) {
+		v->count = uref;
+		return;
+	}
+	if (!recv)
+		return;		/* handed out before we attached */
+	val.ts_ns = bpf_ktime_get_ns();
+	val.binding_id = binding_id;
+	val.niov_idx = token;
+	val.count = uref;
+	if (bpf_map_update_elem(&tok_map, &k, &val, BPF_ANY)) {
+		TOK_STAT_INC(map_full);
+		b = bpf_map_lookup_elem(&bindings, &binding_id);
+		if (b)
+			__sync_fetch_and_add(&b->tok_lost, 1);
+	}
+}
+
+SEC("tp_btf/devmem_frag_recv")
+int BPF_PROG(uref_tp_recv, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u64 frag_off, __u32 frag_size, __u32 token, bool autorelease, int uref)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_binding *b = binding_get(NULL, id);
+	struct dmt_holder *h;
+
+	if (b)
+		__sync_fetch_and_or(&b->flags, autorelease ? DMT_BIND_TOK_AUTORELEASE :
+							     DMT_BIND_TOK_MANUAL);
+	if (autorelease)
+		return 0;
+	if (b)
+		__sync_fetch_and_add(&b->tok_handed, 1);
+	tok_recv_count((__u64)sk, tid, id);
+	h = tok_holder((__u64)sk, id, tid);
+	if (h) {
+		h->manual = 1;
+		__sync_fetch_and_add(&h->handed, 1);
+	}
+	uref_set(id, token, uref, true);
+	return 0;
+}
+
+SEC("tp_btf/devmem_uref_dontneed")
+int BPF_PROG(uref_tp_dontneed, const void *sk, const void *niov, __u32 id, __u64 off,
+	     __u32 token, int uref)
+{
+	__u64 key = (__u64)sk;
+	struct dmt_binding *b = bpf_map_lookup_elem(&bindings, &id);
+	struct dmt_holder *h = bpf_map_lookup_elem(&holders, &key);
+
+	if (b)
+		__sync_fetch_and_add(&b->tok_returned, 1);
+	if (h)
+		__sync_fetch_and_add(&h->returned, 1);
+	uref_set(id, token, uref, false);
+	return 0;
+}
+
+SEC("tp_btf/devmem_uref_drain")
+int BPF_PROG(uref_tp_drain, const void *binding, __u32 id, const void *niov, __u64 off,
+	     __u32 token, int urefs)
+{
+	struct dmt_binding *b = bpf_map_lookup_elem(&bindings, &id);
+
+	if (b)
+		__sync_fetch_and_add(&b->tok_drained, urefs);
+	uref_set(id, token, 0, false);
+	return 0;
+}
+
 struct tok_sweep {
 	__u64 sk;
 };
@@ -1107,20 +1254,33 @@ int BPF_PROG(tok_destroy, const void *sk)
 	__u64 key = (__u64)sk;
 	struct tok_sweep sw = { .sk = key };
 
+	/* cheapest first: no socket holds tokens (every host without devmem) */
+	if (!tok_live_holders)
+		return 0;
 	if (!bpf_map_lookup_elem(&holders, &key))
 		return 0;	/* never got a token: not ours */
 	if (tok_fallback)
 		bpf_for_each_map_elem(&tok_map, tok_sweep_one, &sw, 0);
-	bpf_map_delete_elem(&holders, &key);
+	if (!bpf_map_delete_elem(&holders, &key))
+		__sync_fetch_and_add(&tok_live_holders, -1);
 	return 0;
 }
 
+/*
+ * tcp_recvmsg(sk, msg, len, flags, addr_len): only a call with
+ * MSG_SOCK_DEVMEM can hand out tokens (tcp_recvmsg_locked() refuses a
+ * devmem skb without it), so every other TCP recvmsg on the host returns
+ * here after one test, before any map operation.
+ */
 SEC("fentry/tcp_recvmsg")
-int BPF_PROG(tok_recvmsg_entry, void *sk)
+int BPF_PROG(tok_recvmsg_entry, void *sk, void *msg, __u64 len, int flags)
 {
-	__u64 tid = bpf_get_current_pid_tgid();
+	__u64 tid;
 	struct tok_recv r = { .sk = (__u64)sk };
 
+	if (!(flags & DMT_MSG_SOCK_DEVMEM))
+		return 0;
+	tid = bpf_get_current_pid_tgid();
 	bpf_map_update_elem(&tok_recv_tid, &tid, &r, BPF_ANY);
 	return 0;
 }
@@ -1130,10 +1290,13 @@ int BPF_PROG(tok_recvmsg_exit, void *sk, void *msg, __u64 len, int flags, int *a
 	     int ret)
 {
 	struct dmt_binding *b;
-	__u64 tid = bpf_get_current_pid_tgid();
 	struct dmt_tok_stats *st;
 	struct tok_recv *r;
+	__u64 tid;
 
+	if (!(flags & DMT_MSG_SOCK_DEVMEM))
+		return 0;
+	tid = bpf_get_current_pid_tgid();
 	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);
 	if (!r)
 		return 0;

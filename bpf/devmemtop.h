@@ -87,6 +87,11 @@ enum dmt_binding_flags {
 	DMT_BIND_UNBOUND	= 1 << 1,
 	DMT_BIND_FREED		= 1 << 2,
 	DMT_BIND_FREELIST	= 1 << 3,	/* freelist layout, else gen_pool */
+	/* SO_DEVMEM_AUTORELEASE (kernel-patches 0012): the modes of the
+	 * frags read from the binding, from devmem_frag_recv
+	 */
+	DMT_BIND_TOK_AUTORELEASE = 1 << 4,
+	DMT_BIND_TOK_MANUAL	= 1 << 5,
 };
 
 /* One devmem dmabuf binding, keyed by binding id. */
@@ -117,6 +122,7 @@ struct dmt_binding {
 	__u64 tok_released;	/* dropped when the holding socket was destroyed */
 	__u64 tok_lost;		/* not tracked: the token map was full */
 	__u64 rx_bytes;		/* returned by recvmsg calls that handed out its tokens */
+	__u64 tok_drained;	/* without autorelease: abandoned, drained at unbind */
 };
 
 /* Result of the on-demand binding walk (walk_binding program). */
@@ -201,6 +207,15 @@ struct dmt_tok_val {
 	__u64 ts_ns;		/* when recvmsg handed it out */
 	__u32 binding_id;
 	__u32 niov_idx;		/* net_iov index in the binding: offset / niov size */
+	/*
+	 * Tokens this entry stands for: 0 means 1 (a token id, autorelease).
+	 * Without SO_DEVMEM_AUTORELEASE (kernel-patches 0012) a token is a
+	 * net_iov index shared by every frag on it, counted on the net_iov:
+	 * one entry per (binding, net_iov), key { 0, niov index, binding id },
+	 * count = the kernel's count, ts_ns = its first token's time.
+	 */
+	__u32 count;
+	__u32 pad;
 };
 
 /* One socket that received frag tokens, keyed by its address. */
@@ -213,6 +228,10 @@ struct dmt_holder {
 	__u32 tgid;		/* process of the first recvmsg that got a token */
 	__u32 binding_id;	/* binding of its first token */
 	char comm[16];
+	__u32 manual;		/* 1: SO_DEVMEM_AUTORELEASE off (kernel-patches 0012):
+				 * its tokens are counted per net_iov of the
+				 * binding, not per socket */
+	__u32 pad;
 	__u64 cgroup_id;	/* cgroup v2 id of that task (issue 24): the path's inode */
 };
 

@@ -47,6 +47,19 @@ void coll_log(struct collector *c, int level, const char *fmt, ...)
 		c->opts.log(level, "%s\n", buf);
 }
 
+void run_log(struct collector *c, int level, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (!c->opts.log || level > c->opts.verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	c->opts.log(level, "%s\n", buf);
+}
+
 const char *const *collector__probe_log(const struct collector *c)
 {
 	static const char *const empty[] = { NULL };
@@ -89,6 +102,7 @@ static int open_and_load(struct collector *c)
 		c->skel->rodata->use_devmem_tp = false;
 		c->skel->rodata->tok_fallback = c->ar.tok_fallback;
 		c->skel->rodata->light_devmem_refill = c->ar.light && c->ps[DMT_H_DM_ALLOC].wanted;
+		c->skel->rodata->pools_devmem_only = c->ar.pools_devmem;
 		for (size_t i = 0; i < DMT_H__COUNT; i++) {
 			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
 									 dmt_hooks[i].name);
@@ -115,7 +129,8 @@ static int open_and_load(struct collector *c)
 
 			if (g != drop && !(attempt == 0 && g == DMT_HG_TOK_FENTRY) &&
 			    !(attempt == 1 &&
-			      (g == DMT_HG_WALK || g == DMT_HG_TOK_TP || g == DMT_HG_TOK)))
+			      (g == DMT_HG_WALK || g == DMT_HG_TOK_TP || g == DMT_HG_TOK ||
+			       g == DMT_HG_UREF_TP)))
 				continue;
 			if (!c->ps[i].wanted)
 				continue;
@@ -205,6 +220,8 @@ static int collector_setup(struct collector *c, char *why, size_t len)
 	}
 	c->ar.have_devmem = btf_has(c->vmlinux, "net_devmem_dmabuf_binding", BTF_KIND_STRUCT);
 	c->ar.light = c->opts.force_mode == DMT_MODE_LIGHT;
+	/* light mode attaches no per-page program: nothing to return early */
+	c->ar.pools_devmem = c->opts.pools_devmem && !c->ar.light;
 	c->ar.window_ns = (c->opts.light_window_ms ? c->opts.light_window_ms :
 			   DMT_LIGHT_WINDOW_MS) * 1000000ULL;
 	c->ar.period_ns = (c->opts.light_period_ms ? c->opts.light_period_ms :
@@ -248,6 +265,8 @@ static int collector_open_io(struct collector *c, char *why, size_t len)
 		snprintf(c->ar.nl_why, sizeof(c->ar.nl_why), "disabled by --no-netlink");
 	}
 	c->ar.netlink = c->nl != NULL;
+	if (c->nl)
+		netlink_probe(c);
 	if (c->opts.enable_bpf_stats) {
 		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (c->stats_fd < 0)
@@ -298,8 +317,10 @@ struct collector *collector__new(const struct collector_opts *opts)
 		goto err_msg;
 	c->mode = dmt_attach_mode__decide(&c->ar);
 	coll_log(c, 1, "attach mode: %s", dmt_mode_name(c->mode));
+	if (c->ar.light)
+		tokiter_open(c);
 	/* holders' cgroups: the tree opened before any privilege drop */
-	if (c->ar.hook[DMT_H_TOK_DESTROY].loaded && holder_cgroups_open(c)) {
+	if ((c->ar.hook[DMT_H_TOK_DESTROY].loaded || c->ar.tok_iter) && holder_cgroups_open(c)) {
 		err = -ENOMEM;
 		snprintf(why, sizeof(why), "out of memory");
 		goto err_msg;
@@ -358,11 +379,26 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 {
 	struct dmt_snapshot *s;
 	uint64_t t0 = now_mono_ns();
+	bool ntf;
 	int err;
 
-	/* light mode: the window first, so the snapshot's time is its reads' */
-	if (c->ar.light && (!c->windows || t0 - c->last_window >= c->ar.period_ns)) {
-		light_window(c);
+	/*
+	 * light mode: the window first, so the snapshot's time is its reads';
+	 * a pool announced by a notification and not located yet brings it
+	 * forward (at most one window per snapshot)
+	 */
+	ntf = pool_notifications(c);
+	if ((c->ar.light || c->ar.pools_devmem) &&
+	    (ntf || !c->windows || t0 - c->last_window >= c->ar.period_ns)) {
+		if (ntf && c->windows && t0 - c->last_window < c->ar.period_ns)
+			run_log(c, 2, "page-pool notifications: window brought forward (%llu, "
+				 "%llu notifications read)",
+				 (unsigned long long)++c->ntf_windows,
+				 (unsigned long long)c->ntf_seen);
+		if (c->ar.light)
+			light_window(c);
+		else
+			locate_window(c);
 		t0 = now_mono_ns();
 	}
 	s = calloc(1, sizeof(*s));
@@ -381,6 +417,7 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	err = read_pools(c, s);
 	if (err)
 		goto err_free;
+	s->rxq_bound = s->rxq_unbound = s->rx_alloc_fail = -1;
 	err = merge_netlink(c, s);
 	if (!err)
 		err = rate_tracker__apply(c->rates, s);
@@ -388,6 +425,8 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 		err = read_tokens(c, s);
 	if (!err)
 		err = read_bindings(c, s);
+	if (!err)
+		err = read_queues(c, s);
 	if (err)
 		goto err_free;
 	read_globals(c, s);
@@ -410,6 +449,7 @@ void collector__free(struct collector *c)
 	ring_buffer__free(c->rb);
 	if (c->slots)
 		munmap(c->slots, c->slots_len);
+	tokiter_close(c);
 	devmemtop__destroy(c->skel);
 	btf__free(c->vmlinux);
 	netdev_nl__free(c->nl);

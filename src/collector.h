@@ -41,6 +41,13 @@ struct collector_opts {
 	unsigned int light_window_ms;
 	unsigned int light_period_ms;
 	/*
+	 * --pools devmem: the per-page programs return early for pools of
+	 * pages (not a memory provider's), which are located in windows like
+	 * light mode's and read from their own counters at snapshot time.
+	 * false (--pools all, the default): every pool per page.
+	 */
+	bool pools_devmem;
+	/*
 	 * Where collector__new() puts its one-line reason when it fails
 	 * ("no kernel BTF (...)", "cannot load BPF programs: ..."). NULL: the
 	 * reason goes to log (level 0) instead.

@@ -34,6 +34,8 @@ struct prog_state {
 	bool ran;		/* attached now or once (light windows): has run stats */
 };
 
+#define DMT_NTF_PENDING 64
+
 struct collector {
 	struct collector_opts opts;
 	struct devmemtop *skel;
@@ -42,6 +44,12 @@ struct collector {
 	struct dmt_pool *slots;		/* pool_slots, mmap()ed */
 	size_t slots_len;
 	struct netdev_nl *nl;
+	bool ntf_ok;			/* subscribed to the page-pool group */
+	/* announced pools not located yet, and the windows tried for each */
+	struct ntf_pending { uint32_t id; uint32_t tries; } ntf_pending[DMT_NTF_PENDING];
+	size_t n_ntf_pending;
+	uint64_t ntf_seen;		/* page-pool notifications read */
+	uint64_t ntf_windows;		/* light windows a notification brought forward */
 	uint64_t netns;			/* inode of our network namespace, 0 if unknown */
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
@@ -53,6 +61,7 @@ struct collector {
 	struct tok_agg tok_agg;		/* this snapshot's token counts */
 	struct dmt_tok_stats tok_stats;
 	struct cgpath *cgpaths;		/* holders' cgroup id -> path, made at first use */
+	struct tokiter_state *ti;	/* light mode's token iterator (collector_tokiter.c) */
 
 	struct rate_tracker *rates;
 	struct binding_memory *bindings;
@@ -73,6 +82,9 @@ struct collector {
 
 void coll_log(struct collector *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* -v lines of a snapshot: printed, not kept in the probe log (which must not grow) */
+void run_log(struct collector *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static inline bool attached(const struct collector *c, enum dmt_hook id)
 {
@@ -88,11 +100,21 @@ void select_programs(struct collector *c);
 
 /* collector_light.c */
 void light_window(struct collector *c);
+void locate_window(struct collector *c);
 bool light_pool(struct collector *c, struct dmt_pool *v);
+
+/* collector_tokiter.c */
+void tokiter_open(struct collector *c);
+void tokiter_close(struct collector *c);
+int tokiter_aggregate(struct collector *c, uint64_t now_ns);
+uint32_t tokiter_flags(const struct collector *c);
 
 /* collector_read.c */
 int read_pools(struct collector *c, struct dmt_snapshot *s);
 int merge_netlink(struct collector *c, struct dmt_snapshot *s);
+void netlink_probe(struct collector *c);
+bool pool_notifications(struct collector *c);
+int read_queues(struct collector *c, struct dmt_snapshot *s);
 int read_tokens(struct collector *c, struct dmt_snapshot *s);
 int holder_cgroups_open(struct collector *c);
 int read_bindings(struct collector *c, struct dmt_snapshot *s);

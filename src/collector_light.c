@@ -51,6 +51,29 @@ void light_window(struct collector *c)
 	c->windows++;
 }
 
+/*
+ * --pools devmem in the full mode: the per-page programs stay attached but
+ * return at once for pages; for window_ns they do not, so pools of pages
+ * are located (and their refill batches sampled) as in light mode. Only
+ * those pools' open refills are dropped after it: a devmem pool's batches
+ * run on.
+ */
+void locate_window(struct collector *c)
+{
+	struct timespec ts = { .tv_sec = c->ar.window_ns / 1000000000ULL,
+			       .tv_nsec = c->ar.window_ns % 1000000000ULL };
+
+	c->last_window = now_mono_ns();
+	__atomic_store_n(&c->skel->bss->pools_locate_all, 1, __ATOMIC_RELAXED);
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&c->skel->bss->pools_locate_all, 0, __ATOMIC_RELAXED);
+	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++)
+		if (READ_ONCE_U64(c->slots[i].addr) &&
+		    snapbuild_pool_kind(&c->slots[i]) == DMT_KIND_PAGES)
+			__atomic_store_n(&c->slots[i].batch_open, 0, __ATOMIC_RELAXED);
+	c->windows++;
+}
+
 /* Light mode: run light_read for the pool of map value v. */
 static int light_read(struct collector *c, const struct dmt_pool *v, struct dmt_light_read *o)
 {

@@ -98,8 +98,12 @@ static void probe_all(struct collector *c)
 			}
 			break;
 		case DMT_HK_RUN:
-			/* light_read: not even probed outside light mode */
-			if (!dmt_hook_in_mode(i, c->opts.force_mode)) {
+			/*
+			 * light_read: not even probed outside light mode,
+			 * unless --pools devmem reads the pools of pages with it
+			 */
+			if (!dmt_hook_in_mode(i, c->opts.force_mode) &&
+			    !(i == DMT_H_LIGHT_READ && c->ar.pools_devmem)) {
 				snprintf(s->why, sizeof(s->why), "%s",
 					 dmt_hook_mode_why(i, c->opts.force_mode));
 				err = -ENOENT;
@@ -194,9 +198,26 @@ static void choose_token_source(struct collector *c)
 	static const enum dmt_hook need[] = { DMT_H_TOK_RECVMSG_ENTRY, DMT_H_TOK_DONTNEED_ENTRY };
 	const char *fb = "fallback in use: not every devmem_token_* tracepoint is here";
 
+	/*
+	 * Tokens without SO_DEVMEM_AUTORELEASE (kernel-patches 0012): all three
+	 * events or none (a count that goes up and is never taken back down
+	 * would be wrong), and only beside 0009's.
+	 */
+	if (!group_wanted(c, DMT_HG_UREF_TP) || !group_wanted(c, DMT_HG_TOK_TP)) {
+		const char *why = !group_wanted(c, DMT_HG_TOK_TP) ?
+			"needs the devmem_token_* tracepoints (0009)" :
+			"not every devmem_frag_recv/devmem_uref_* tracepoint is here (0012)";
+
+		unwant(c, DMT_H_UREF_TP_RECV, why);
+		unwant(c, DMT_H_UREF_TP_DONTNEED, why);
+		unwant(c, DMT_H_UREF_TP_DRAIN, why);
+	}
 	if (group_wanted(c, DMT_HG_TOK_TP)) {
 		c->ar.tok_fallback = false;
 		unwant(c, DMT_H_TOK_CMSG_EXIT, "not needed: devmem_token_* tracepoints cover it");
+		/* one program less on every TCP recvmsg of the host */
+		unwant(c, DMT_H_TOK_RECVMSG_ENTRY,
+		       "not needed: devmem_token_recv opens the call's count");
 		return;
 	}
 	c->ar.tok_fallback = true;
@@ -212,6 +233,9 @@ static void choose_token_source(struct collector *c)
 			 c->ar.hook[need[k]].why);
 		unwant(c, DMT_H_TOK_CMSG_EXIT, why);
 	}
+	/* no token source: nothing to forget at a socket's destruction */
+	if (!c->ps[DMT_H_TOK_CMSG_EXIT].wanted)
+		unwant(c, DMT_H_TOK_DESTROY, "not needed: no frag token source");
 }
 
 void read_kallsyms(struct collector *c)
@@ -283,9 +307,17 @@ static void apply_mode_policy(struct collector *c)
  */
 void select_programs(struct collector *c)
 {
+	bool reader;
+
 	probe_all(c);
+	reader = c->ps[DMT_H_LIGHT_READ].wanted;
 	if (!c->ar.light)
 		apply_mode_policy(c);
+	/* --pools devmem reads the pools of pages as light mode does */
+	if (c->ar.pools_devmem && reader) {
+		c->ps[DMT_H_LIGHT_READ].wanted = true;
+		c->ar.hook[DMT_H_LIGHT_READ].why[0] = '\0';
+	}
 	prefer_devmem_tracepoints(c);
 	choose_token_source(c);
 	if (c->ar.light)

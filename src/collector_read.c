@@ -35,6 +35,16 @@ static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
 	return sum;
 }
 
+/*
+ * Whose counters are read from the pool itself at snapshot time: every
+ * pool's in light mode; with --pools devmem, the pools of pages, whose
+ * per-page events return early.
+ */
+static bool read_own_counters(const struct collector *c, const struct dmt_pool *v)
+{
+	return c->ar.light || (c->ar.pools_devmem && snapbuild_pool_kind(v) == DMT_KIND_PAGES);
+}
+
 int read_pools(struct collector *c, struct dmt_snapshot *s)
 {
 	int fd = bpf_map__fd(c->skel->maps.pools);
@@ -53,7 +63,7 @@ int read_pools(struct collector *c, struct dmt_snapshot *s)
 		memcpy(&v, &c->slots[i], sizeof(v));
 		if (!v.addr)
 			continue;
-		if (c->ar.light && light_pool(c, &v)) {
+		if (read_own_counters(c, &v) && light_pool(c, &v)) {
 			/* destroyed while we looked: take the tracepoint's values */
 			memcpy(&v, &c->slots[i], sizeof(v));
 			v.hold_base = v.release_base = 0;
@@ -70,7 +80,7 @@ int read_pools(struct collector *c, struct dmt_snapshot *s)
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;	/* deleted meanwhile */
-		if (c->ar.light && light_pool(c, &v)) {
+		if (read_own_counters(c, &v) && light_pool(c, &v)) {
 			if (bpf_map_lookup_elem(fd, &key, &v))
 				continue;
 			v.hold_base = v.release_base = 0;
@@ -94,6 +104,152 @@ out:
 	return err;
 }
 
+/* Why a netdev genl request cannot be used, for the availability line. */
+static void nl_why(char *why, size_t len, const char *cmd, int err, const char *config)
+{
+	if (err == -EOPNOTSUPP)
+		snprintf(why, len, "kernel without %s (%s: %s)", config, cmd, strerror(-err));
+	else
+		snprintf(why, len, "%s: %s", cmd, strerror(-err));
+}
+
+/*
+ * Which of the other netdev genl requests this kernel answers: one dump
+ * each at start. page-pool-stats-get exists only with
+ * CONFIG_PAGE_POOL_STATS; queue-get and qstats-get since 6.9/6.10.
+ */
+void netlink_probe(struct collector *c)
+{
+	struct nl_pp_stats *st = NULL;
+	struct nl_queue *q = NULL;
+	struct nl_qstats *qs = NULL;
+	size_t n = 0;
+	int err;
+
+	err = netdev_nl__pp_stats(c->nl, &st, &n);
+	free(st);
+	c->ar.pp_stats = !err;
+	if (err)
+		nl_why(c->ar.pp_stats_why, sizeof(c->ar.pp_stats_why), "page-pool-stats-get", err,
+		       "CONFIG_PAGE_POOL_STATS");
+	err = netdev_nl__queues(c->nl, &q, &n);
+	free(q);
+	c->ar.queues = !err;
+	if (err)
+		nl_why(c->ar.queues_why, sizeof(c->ar.queues_why), "queue-get", err,
+		       "queue-get (Linux 6.10)");
+	err = netdev_nl__qstats(c->nl, false, &qs, &n);
+	free(qs);
+	c->ar.qstats = !err;
+	if (err)
+		nl_why(c->ar.qstats_why, sizeof(c->ar.qstats_why), "qstats-get", err,
+		       "qstats-get (Linux 6.10)");
+	err = netdev_nl__subscribe(c->nl);
+	c->ntf_ok = !err;
+	coll_log(c, 1, "page-pool notifications: %s%s", err ? "not subscribed: " : "subscribed",
+		 err ? strerror(-err) : "");
+}
+
+static bool pool_located(const struct collector *c, uint32_t id)
+{
+	for (__u32 k = 0; k < DMT_POOL_SLOTS; k++)
+		if (READ_ONCE_U64(c->slots[k].addr) &&
+		    __atomic_load_n(&c->slots[k].id, __ATOMIC_RELAXED) == id)
+			return true;
+	return false;
+}
+
+/*
+ * Page-pool notifications since the last snapshot (bounded: at most
+ * DMT_NTF_MAX read per snapshot, the rest wait for the next). True when a
+ * pool added or changed is not located yet: light mode then runs its
+ * sampling window now instead of at the next period, so the pool gets its
+ * address and counters in this snapshot. An announced pool stays pending
+ * for DMT_NTF_TRIES snapshots (a pool with no traffic yet is not seen by a
+ * window); without the group, or after an overrun, the period stays the
+ * only trigger, as before.
+ */
+#define DMT_NTF_MAX	64
+#define DMT_NTF_TRIES	3
+bool pool_notifications(struct collector *c)
+{
+	struct nl_pp_ntf ev[DMT_NTF_MAX];
+	bool due = false;
+	size_t keep = 0;
+	int n;
+
+	if (!c->nl || !c->ntf_ok)
+		return false;
+	n = netdev_nl__notifications(c->nl, ev, DMT_NTF_MAX);
+	if (n < 0) {
+		run_log(c, 2, "page-pool notifications: %s", strerror(-n));
+		n = 0;
+	}
+	c->ntf_seen += n;
+	for (int i = 0; i < n && c->n_ntf_pending < DMT_NTF_PENDING; i++)
+		if (ev[i].ev != NL_PP_DEL)
+			c->ntf_pending[c->n_ntf_pending++] = (struct ntf_pending){ ev[i].pool.id, 0 };
+	for (size_t i = 0; i < c->n_ntf_pending; i++) {
+		struct ntf_pending *p = &c->ntf_pending[i];
+
+		if (pool_located(c, p->id) || p->tries >= DMT_NTF_TRIES)
+			continue;
+		p->tries++;
+		due = true;
+		c->ntf_pending[keep++] = *p;
+	}
+	c->n_ntf_pending = keep;
+	return due;
+}
+
+/* page-pool-stats-get into the pools (before the rates: the mean batch needs them) */
+static int merge_pp_stats(struct collector *c, struct dmt_snapshot *s)
+{
+	struct nl_pp_stats *st = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!c->ar.pp_stats)
+		return 0;
+	err = netdev_nl__pp_stats(c->nl, &st, &n);
+	if (err) {
+		run_log(c, 2, "page-pool-stats-get dump failed: %s", strerror(-err));
+		return 0;
+	}
+	if (netdev_nl__last_bad(c->nl))
+		run_log(c, 2, "skipped: %s", netdev_nl__last_bad(c->nl));
+	err = snapbuild_merge_pp_stats(s, st, n);
+	free(st);
+	return err;
+}
+
+/* queue-get and qstats-get: after the bindings, which they count queues for */
+int read_queues(struct collector *c, struct dmt_snapshot *s)
+{
+	struct snapbuild_queues in = {};
+	struct nl_queue *q = NULL;
+	struct nl_qstats *dev = NULL, *perq = NULL;
+
+	if (c->nl && c->ar.queues)
+		in.queues_ok = !netdev_nl__queues(c->nl, &q, &in.n_queues);
+	if (c->nl && c->ar.qstats) {
+		if (netdev_nl__qstats(c->nl, false, &dev, &in.n_dev))
+			in.n_dev = 0;
+		if (netdev_nl__qstats(c->nl, true, &perq, &in.n_perq))
+			in.n_perq = 0;
+	}
+	if (!in.queues_ok)
+		in.n_queues = 0;
+	in.queues = q;
+	in.dev = dev;
+	in.perq = perq;
+	snapbuild_merge_queues(s, &in);
+	free(q);
+	free(dev);
+	free(perq);
+	return 0;
+}
+
 int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 {
 	struct nl_pool_info *nlp = NULL;
@@ -105,11 +261,13 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	err = netdev_nl__pools(c->nl, &nlp, &n);
 	if (err) {
 		/* the dump is an enrichment: the snapshot stands without it */
-		coll_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
+		run_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
 		return 0;
 	}
 	err = snapbuild_merge_netlink(s, nlp, n, c->netns);
 	free(nlp);
+	if (!err)
+		err = merge_pp_stats(c, s);
 	/* light mode: a listed pool no window or per-call hook has located yet */
 	for (size_t i = 0; !err && c->ar.light && i < s->n_pools; i++)
 		if (!s->pools[i].addr)
@@ -266,6 +424,21 @@ static int holder_cgroups(struct collector *c)
 	return err;
 }
 
+/* this snapshot's holders (c->tok_agg), with their cgroup paths */
+static int holders_out(struct collector *c, struct dmt_snapshot *s)
+{
+	int err = holder_cgroups(c);
+
+	if (err || !c->tok_agg.n_holders)
+		return err;
+	s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
+	if (!s->holders)
+		return -ENOMEM;
+	memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
+	s->n_holders = c->tok_agg.n_holders;
+	return 0;
+}
+
 int read_tokens(struct collector *c, struct dmt_snapshot *s)
 {
 	struct dmt_holder *hs = NULL;
@@ -278,6 +451,10 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
 	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
 	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
+	if (c->ar.tok_iter) {	/* light mode: the kernel's own xarrays, now */
+		err = tokiter_aggregate(c, s->ts_ns);
+		return err ? err : holders_out(c, s);
+	}
 	if (!c->ar.hook[DMT_H_TOK_DESTROY].loaded)
 		return 0;
 	/*
@@ -294,20 +471,8 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 		goto out;
 	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
 	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
-	if (err)
-		goto out;
-	err = holder_cgroups(c);
-	if (err)
-		goto out;
-	if (c->tok_agg.n_holders) {
-		s->holders = malloc(c->tok_agg.n_holders * sizeof(*s->holders));
-		if (!s->holders) {
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(s->holders, c->tok_agg.holders, c->tok_agg.n_holders * sizeof(*s->holders));
-		s->n_holders = c->tok_agg.n_holders;
-	}
+	if (!err)
+		err = holders_out(c, s);
 out:
 	free(toks);
 	free(hs);
@@ -325,6 +490,17 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 
 	b->held_tokens = b->held_by_sockets = -1;
 	b->held_why = DMT_HELD_NO_REASON;
+	if (c->ar.tok_iter) {
+		/* the kernel's state: exact whenever the binding was made */
+		if (tokiter_flags(c)) {
+			b->held_why = DMT_HELD_ITER_INCOMPLETE;
+			return;
+		}
+		h = tok_agg__binding(&c->tok_agg, b->id);
+		b->held_tokens = h ? (int64_t)h->tokens : 0;
+		b->held_by_sockets = h ? (int64_t)h->niovs : 0;
+		return;
+	}
 	if (!dmt_tokens_tracked(&c->ar))
 		return;	/* the availability says why */
 	if (!v || !(v->flags & DMT_BIND_SEEN_CREATE)) {

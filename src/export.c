@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"                           light (no per-page hook: cost flat in the packet\n"
 		"                           rate; refill batches sampled)\n"
 		"      --sampling W/P       light mode: per-page hooks on for W every P\n"
+		"      --pools WHICH        all (default) or devmem: per-page hooks only for\n"
+		"                           devmem pools, pools of pages from their counters\n"
 		"                           (default 20ms/10s)\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
@@ -75,6 +77,7 @@ static void usage(FILE *f)
 enum {
 	OPT_HTTP_TIMEOUT = 256,
 	OPT_SAMPLING,
+	OPT_POOLS,
 	OPT_MAX_CONNS,
 	OPT_BPF_STATS,
 	OPT_NO_NETLINK,
@@ -215,6 +218,12 @@ static int export_opt(int opt, int argc, char **argv, struct export_args *a)
 		fprintf(stderr, "devmemtop export: bad sampling '%s': " DMT_SAMPLING_RANGE "\n",
 			optarg);
 		return 2;
+	case OPT_POOLS:
+		a->live_opt = "--pools";
+		if (!parse_pools(optarg, &a->co.pools_devmem))
+			return 0;
+		fprintf(stderr, "devmemtop export: bad --pools '%s': devmem or all\n", optarg);
+		return 2;
 	case OPT_ONCE:
 		a->once = true;
 		return 0;
@@ -288,6 +297,7 @@ static int export_parse_args(int argc, char **argv, struct export_args *a)
 		{ "no-netlink", no_argument, NULL, OPT_NO_NETLINK },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "sampling", required_argument, NULL, OPT_SAMPLING },
+		{ "pools", required_argument, NULL, OPT_POOLS },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "list-metrics", no_argument, NULL, OPT_LIST },
 		{ "max-connections-per-client", required_argument, NULL, OPT_MAX_CONNS_CLIENT },

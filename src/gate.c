@@ -47,6 +47,8 @@ static void gate_usage(FILE *f)
 		"      --mode MODE           auto (default) or light: no per-page hook; sampled\n"
 		"                            metrics need 'allow_sampled: true' in the spec\n"
 		"      --sampling W/P        light mode: per-page hooks on for W every P\n"
+		"      --pools WHICH         all (default) or devmem: per-page hooks only for\n"
+		"                            devmem pools, pools of pages from their counters\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"
 		"      --list-metrics        print the metric vocabulary\n"
 		"  -v, --verbose             more logging (repeat for more)\n"
@@ -71,6 +73,7 @@ struct gate_args {
 	int force_mode;			/* -1 auto, DMT_MODE_LIGHT */
 	unsigned int light_window_ms;
 	unsigned int light_period_ms;
+	bool pools_devmem;
 	char **cmd;
 };
 
@@ -133,6 +136,7 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		{ "max-regression", required_argument, NULL, 'm' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "sampling", required_argument, NULL, 'W' },
+		{ "pools", required_argument, NULL, 'P' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "list-metrics", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -185,6 +189,12 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 		case 'W':
 			if (parse_sampling(optarg, &a->light_window_ms, &a->light_period_ms)) {
 				dmt_err("bad --sampling '%s': " DMT_SAMPLING_RANGE, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'P':
+			if (parse_pools(optarg, &a->pools_devmem)) {
+				dmt_err("bad --pools '%s': devmem or all", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -268,7 +278,8 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	struct collector_opts copts = { .log = dmt_log, .verbosity = dmt_verbosity,
 					.force_mode = a->force_mode, .events = !!a->record,
 					.light_window_ms = a->light_window_ms,
-					.light_period_ms = a->light_period_ms };
+					.light_period_ms = a->light_period_ms,
+					.pools_devmem = a->pools_devmem };
 	struct live_ctx x = { .ev = ev };
 	struct run_opts ro = { .on_snapshot = live_snapshot, .on_event = live_event, .ctx = &x,
 			       .events = !!a->record };
@@ -427,7 +438,7 @@ int cmd_gate(int argc, char **argv)
 	struct gate_eval *ev = NULL;
 	struct gate_args a = {};
 	struct utsname u;
-	char err[1536];
+	char err[2560];
 	int ret, werr;
 
 	ret = parse_gate_args(argc, argv, &a);

@@ -47,6 +47,8 @@ static void record_usage(FILE *f)
 		"                         are pseudonymised or hidden. The file is mode 0600\n"
 		"      --mode MODE        auto (default) or light: no per-page hook\n"
 		"      --sampling W/P     light mode: per-page hooks on for W every P\n"
+		"      --pools WHICH      all (default) or devmem: per-page hooks only for\n"
+		"                         devmem pools, pools of pages from their counters\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -84,6 +86,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		{ "linger", required_argument, NULL, 'l' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "sampling", required_argument, NULL, 'W' },
+		{ "pools", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "kernel-addresses", no_argument, NULL, 'K' },
@@ -127,6 +130,12 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			if (parse_sampling(optarg, &a->copts.light_window_ms,
 					   &a->copts.light_period_ms)) {
 				dmt_err("bad --sampling '%s': " DMT_SAMPLING_RANGE, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'P':
+			if (parse_pools(optarg, &a->copts.pools_devmem)) {
+				dmt_err("bad --pools '%s': devmem or all", optarg);
 				return -EINVAL;
 			}
 			break;

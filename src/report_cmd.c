@@ -434,11 +434,19 @@ static int parse_report_args(int argc, char **argv, struct report_args *a)
 static int print_json(struct rec_item *it)
 {
 	struct json_object *o = json_snapshot(it->snap);
+	const char *str;
 
 	snapshot__free(it->snap);
 	if (!o)
 		return -ENOMEM;
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	str = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	/*
+	 * out_write() keeps a failed write's errno for main()'s one line: a
+	 * line longer than stdio's buffer is written past it, and no later
+	 * flush knows why it failed (it said Input/output error on a full disk)
+	 */
+	if (!out_write(stdout, str, strlen(str)))
+		out_write(stdout, "\n", 1);
 	json_object_put(o);
 	return 0;
 }

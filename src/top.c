@@ -50,6 +50,8 @@ static void usage(FILE *f)
 "  -m, --mode MODE      auto (default), fentry, tp: cap the attach mode; light: no\n"
 "                       per-page hook (counters read at snapshot, sampled batches)\n"
 "      --sampling W/P   light mode: per-page hooks on for W every P (default 20ms/10s)\n"
+"      --pools WHICH    all (default): per-page hooks for every pool; devmem: only\n"
+"                       for devmem pools, pools of pages read from their counters\n"
 "      --no-netlink     do not query the netdev netlink family\n"
 "      --bpf-stats      enable kernel BPF run-time stats while running\n"
 "  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
@@ -84,6 +86,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 		{ "no-netlink", no_argument, NULL, 'N' },
 		{ "bpf-stats", no_argument, NULL, 'S' },
 		{ "sampling", required_argument, NULL, 'W' },
+		{ "pools", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -156,6 +159,12 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 			if (parse_sampling(optarg, &o->light_window_ms, &o->light_period_ms)) {
 				snprintf(err, errlen, "bad sampling '%s': " DMT_SAMPLING_RANGE,
 					 optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'P':
+			if (parse_pools(optarg, &o->pools_devmem)) {
+				snprintf(err, errlen, "bad --pools '%s': devmem or all", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -509,18 +518,32 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		const struct dmt_holder_snap *h = &s->holders[i];
 		char cm[96], where[DMT_CGROUP_PATH_MAX], wh[128];
 
-		snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
+		char hd[24] = "-", rt[24] = "-", rl[24] = "-";
+
+		snprintf(a, sizeof(a), "-");
+		if (dmt_snap_holder_history(s)) {	/* light mode: not known */
+			snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
+			snprintf(hd, sizeof(hd), "%llu", (unsigned long long)h->handed);
+			snprintf(rt, sizeof(rt), "%llu", (unsigned long long)h->returned);
+			snprintf(rl, sizeof(rl), "%llu", (unsigned long long)h->released);
+		}
 		/* any process can name itself anything: escaped like ifnames */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		tokens__holder_where(h, true, where, sizeof(where));
-		lines_add(l, "%-8u %s %5u %8llu %8llu %8s %8llu %8llu %8llu  %s", h->pid,
-			  cm, h->binding_id, (unsigned long long)h->tokens,
-			  (unsigned long long)h->niovs, a, (unsigned long long)h->handed,
-			  (unsigned long long)h->returned, (unsigned long long)h->released,
+		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8s %8s %8s  %s", h->pid,
+			  cm, h->binding_id, h->manual ? '*' : ' ', (unsigned long long)h->tokens,
+			  (unsigned long long)h->niovs, a, hd, rt, rl,
 			  textsafe_str(wh, sizeof(wh), where));
 	}
 	if (s->n_holders > TOP_HOLDERS)
 		lines_add(l, "... %zu more", s->n_holders - TOP_HOLDERS);
+	for (size_t i = 0; i < s->n_holders && i < TOP_HOLDERS; i++) {
+		if (!s->holders[i].manual)
+			continue;
+		lines_add(l, "%s", "* SO_DEVMEM_AUTORELEASE off: tokens counted per niov of the "
+			  "binding, any socket of it may return them");
+		break;
+	}
 	if (s->avail[DMT_M_RECVMSG_TOKENS].available && t->per_recvmsg.count) {
 		snprintf(a, sizeof(a), "%.1f", (double)t->per_recvmsg.sum / t->per_recvmsg.count);
 		lines_add(l, "tokens/recvmsg: mean %s over %llu calls", a,
@@ -797,6 +820,7 @@ static int top_start(struct top_run *r)
 		.log = log_to_stderr, .verbosity = r->o.verbose, .force_mode = r->o.force_mode,
 		.light_window_ms = r->o.light_window_ms, .light_period_ms = r->o.light_period_ms,
 		.no_netlink = r->o.no_netlink, .enable_bpf_stats = r->o.bpf_stats,
+		.pools_devmem = r->o.pools_devmem,
 		.events = !r->o.json,		/* the view lists recent events */
 	};
 	char why[512] = "", unav[1024];

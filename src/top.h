@@ -30,6 +30,7 @@ struct top_opts {
 	int force_mode;		/* -1 auto */
 	unsigned int light_window_ms;	/* --sampling, 0 default */
 	unsigned int light_period_ms;
+	bool pools_devmem;		/* --pools devmem */
 	int verbose;
 };
 

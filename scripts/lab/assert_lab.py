@@ -162,6 +162,10 @@ import assert_race  # noqa: E402
 SCENARIOS.update(assert_race.SCENARIOS)
 import assert_netcons  # noqa: E402  issue 22, D2 (on demand, lockdep kernel)
 SCENARIOS.update(assert_netcons.SCENARIOS)
+import assert_autorelease  # noqa: E402  issue 21 (on demand, patched kernel)
+SCENARIOS.update(assert_autorelease.SCENARIOS)
+import assert_lighttok  # noqa: E402  issue 25, token side (on demand)
+SCENARIOS.update(assert_lighttok.SCENARIOS)
 
 
 TAINT_TEST = 1 << 18     # 'N': a KUnit suite ran

@@ -13,8 +13,9 @@ devmemtop ran in the root cgroup. Checked:
     put_cmsg_notrunc fallback): the receiver is a holder, and every holder
     row names its pid, the cgroup's id (the directory's inode), its path,
     the pod uid, the container id and runtime containerd;
-  * -m light: holders null, binding_held_by_sockets unavailable with its
-    reason (no token hooks there);
+  * -m light: holders from the TCP socket iterator (issue 25) with the
+    receiver's pid and the pod's cgroup id; on a devmemtop without it,
+    holders null and binding_held_by_sockets unavailable with its reason;
   * the exporters (one as uid 65534 after its privilege drop, one with
     --keep-privileges), scraped while every token was held: the
     receiver's holder series carry pod_uid and container_id;
@@ -79,6 +80,16 @@ def check_light(c, d, name):
         c.check(name, False, "", "no snapshot in devmemtop-light.json (see its .log)")
         return
     held = [s["metrics"]["binding_held_by_sockets"] for s in snaps]
+    if all(m["available"] and m["source"].startswith("iter/tcp") for m in held):
+        # issue 25: light mode reads held tokens at snapshot time
+        env = pod_env(d)
+        rows = [h for s in snaps for h in (s.get("holders") or [])]
+        ok = bool(rows) and all(str(h.get("pid")) == env.get("rx_pid") and
+                                str(h.get("cgroup_id")) == env.get("CGROUP_ID") for h in rows)
+        c.check("pods: -m light: holders from iter/tcp, the receiver's pid and cgroup", ok,
+                "%d holder rows in %d snapshots" % (len(rows), len(snaps)),
+                "rows: %s" % rows[:2])
+        return
     ok = all(s.get("holders") is None for s in snaps) and \
         all(not m["available"] and m.get("reason") for m in held)
     c.check(name, ok, "%d snapshots, holders null, reason: %s"
@@ -156,7 +167,7 @@ def scenario_pods(c, d):
                     ("devmemtop-fentry.json", "-m fentry, put_cmsg_notrunc fallback")):
         snaps = jsonl(read(os.path.join(d, f)))
         holder_rows(c, "pods: --json holders (%s)" % name, snaps, env)
-    check_light(c, d, "pods: -m light: holders unavailable, with the reason")
+    check_light(c, d, "pods: -m light: holders unavailable, with the reason (no iterator)")
     check_export(c, d, env, "export.prom", "as uid 65534 after its drop")
     check_export(c, d, env, "export-root.prom", "--keep-privileges")
     check_top(c, d, env)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # compare.sh OUT: devmemtop compare on the lab's repeated runs (issue 20),
-# after vmtest.sh. Writes OUT/compare-NAME.{txt,json,html}:
+# after vmtest.sh. Writes OUT/compare-NAME.{txt,json,html} (and
+# OUT/autorelease-CELL*.{txt,json,html}, issue 21):
 #
 #   compare-kernels    baseline vs patched kernel, scenario "repeat"
 #                      (5 x 16 MiB bulk runs a kernel): provider time per
@@ -21,16 +22,23 @@ DMT=${DEVMEMTOP_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/devmemtop}
 failed=0
 : >"$OUT/compare-summary.txt"
 
-# run NAME METRICS -- BASE... -- CAND...
+# run NAME METRICS -- BASE... -- CAND...: OUT/compare-NAME.* (NAME
+# autorelease-*: OUT/NAME.*), a summary line per metric. METRICS "--values
+# --better lower": BASE and CAND are one file of numbers each.
 run() {
-	local name=$1 m=() b=() c=() side=m rc a
+	local name=$1 m=() b=() c=() side=m rc a f
 	shift
+	case $name in autorelease-*) f=$OUT/$name ;; *) f=$OUT/compare-$name ;; esac
 	for a in "$@"; do
 		if [ "$a" = -- ]; then
 			[ $side = m ] && side=b || side=c
 			continue
 		fi
-		case $side in m) m+=(--metric "$a") ;; b) b+=("$a") ;; c) c+=("$a") ;; esac
+		case $side in
+		m) case $a in --*) m+=("$a") ;; lower|higher) m+=("$a") ;; *) m+=(--metric "$a") ;; esac ;;
+		b) b+=("$a") ;;
+		c) c+=("$a") ;;
+		esac
 	done
 	if [ ${#b[@]} = 0 ] || [ ${#c[@]} = 0 ]; then
 		echo "compare $name: FAIL no recordings (base ${#b[@]}, cand ${#c[@]})" |
@@ -38,16 +46,16 @@ run() {
 		failed=1
 		return
 	fi
-	"$DMT" compare "${m[@]}" --json "$OUT/compare-$name.json" --html "$OUT/compare-$name.html" \
-		"${b[@]}" -- "${c[@]}" >"$OUT/compare-$name.txt" 2>&1
+	"$DMT" compare "${m[@]}" --json "$f.json" --html "$f.html" \
+		"${b[@]}" -- "${c[@]}" >"$f.txt" 2>&1
 	rc=$?
 	if [ $rc = 2 ]; then
-		echo "compare $name: FAIL (exit 2): $(tail -1 "$OUT/compare-$name.txt")" |
+		echo "compare $name: FAIL (exit 2): $(tail -1 "$f.txt")" |
 			tee -a "$OUT/compare-summary.txt"
 		failed=1
 		return
 	fi
-	python3 - "$OUT/compare-$name.json" "$name" <<'PY' | tee -a "$OUT/compare-summary.txt"
+	python3 - "$f.json" "$name" <<'PY' | tee -a "$OUT/compare-summary.txt"
 import json, sys
 for m in json.load(open(sys.argv[1]))["metrics"]:
     ci = m["ci"]
@@ -60,17 +68,37 @@ PY
 }
 
 shopt -s nullglob
-run kernels binding.alloc_latency_per_niov:avg binding.alloc_latency:p50 run.cpu_per_gib -- \
-	"$OUT"/baseline/repeat/run-*/devmemtop.dmtrec -- "$OUT"/patched/repeat/run-*/devmemtop.dmtrec
-sweep=$OUT/patched/sweep
-if [ -f "$sweep/skip.txt" ] || [ ! -d "$sweep" ]; then
-	echo "compare sweep: SKIP no sweep on the patched kernel" | tee -a "$OUT/compare-summary.txt"
-else
-	for pair in 4096:16384 4096:32768 4096:65536 16384:32768 32768:65536; do
-		from=${pair%:*} to=${pair#*:}
-		run "sweep-$((from / 1024))k-$((to / 1024))k" run.cpu_per_gib run.niovs_per_mib \
-			run.calls_per_mib -- "$sweep"/run-$from-*/devmemtop.dmtrec -- \
-			"$sweep"/run-$to-*/devmemtop.dmtrec
+if [ -d "$OUT/baseline/repeat" ] && [ -d "$OUT/patched/repeat" ]; then
+	run kernels binding.alloc_latency_per_niov:avg binding.alloc_latency:p50 run.cpu_per_gib -- \
+		"$OUT"/baseline/repeat/run-*/devmemtop.dmtrec -- "$OUT"/patched/repeat/run-*/devmemtop.dmtrec
+	sweep=$OUT/patched/sweep
+	if [ -f "$sweep/skip.txt" ] || [ ! -d "$sweep" ]; then
+		echo "compare sweep: SKIP no sweep on the patched kernel" | tee -a "$OUT/compare-summary.txt"
+	else
+		for pair in 4096:16384 4096:32768 4096:65536 16384:32768 32768:65536; do
+			from=${pair%:*} to=${pair#*:}
+			run "sweep-$((from / 1024))k-$((to / 1024))k" run.cpu_per_gib run.niovs_per_mib \
+				run.calls_per_mib -- "$sweep"/run-$from-*/devmemtop.dmtrec -- \
+				"$sweep"/run-$to-*/devmemtop.dmtrec
+		done
+	fi
+fi
+
+# SO_DEVMEM_AUTORELEASE on (base, 6.12's behaviour) vs off (candidate) per
+# cell of scenarios/autorelease-measure.sh: the receiver's CPU per GiB from
+# the recordings, DONTNEED time per token from the values assert_lab.py
+# wrote (assert_autorelease.py).
+arm=$OUT/patched/autorelease-measure
+if [ -d "$arm" ] && [ ! -f "$arm/skip.txt" ]; then
+	for cell in 4k-ret 4k-hold 16k-ret 16k-hold; do
+		run "autorelease-$cell" run.cpu_per_gib -- "$arm"/$cell-on-*/devmemtop.dmtrec -- \
+			"$arm"/$cell-off-*/devmemtop.dmtrec
+		v=$arm/values/$cell
+		[ -f "$v-on-dontneed_ns_per_token.txt" ] || continue
+		run "autorelease-$cell-dontneed" --values --better lower -- \
+			"$v-on-dontneed_ns_per_token.txt" -- "$v-off-dontneed_ns_per_token.txt"
+		run "autorelease-$cell-rxsys" --values --better lower -- \
+			"$v-on-rx_sys_s_per_gib.txt" -- "$v-off-rx_sys_s_per_gib.txt"
 	done
 fi
 exit $failed

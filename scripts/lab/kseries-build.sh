@@ -142,9 +142,11 @@ if [ $PER_PATCH = 1 ]; then
 	for flavor in patched baseline; do
 		apply "$flavor"
 		n=$(git -C "$SRC" rev-list --count base..HEAD)
+		# each step checks out an earlier commit: count from the tip
+		tip=$(git -C "$SRC" rev-parse HEAD)
 		for i in $(seq $((n - 1)) -1 0); do
 			[ "$flavor" = patched ] || [ $((n - i)) -gt $same ] || continue
-			git -C "$SRC" -c advice.detachedHead=false checkout -q -f "$(git -C "$SRC" rev-parse HEAD~$i)"
+			git -C "$SRC" -c advice.detachedHead=false checkout -q -f "$(git -C "$SRC" rev-parse "$tip~$i")"
 			subj=$(git -C "$SRC" log -1 --format=%s)
 			mapfile -t files < <(touched_c HEAD~1 HEAD)
 			# Kconfig symbols come and go with the patches (0006's KUnit)

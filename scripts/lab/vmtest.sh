@@ -192,10 +192,12 @@ if [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ]; then
 	done
 fi
 
-# devmemtop compare on the repeated runs (scenarios repeat and sweep):
+# devmemtop compare on the repeated runs (scenarios repeat and sweep,
+# autorelease-measure):
 # OUT/compare-*.{txt,json,html}, verdicts in OUT/compare-summary.txt.
-if [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ] &&
-   [[ " ${SCENARIOS[*]} " == *" repeat "* ]]; then
+if { [ -n "${KDIR[patched]:-}" ] && [ -n "${KDIR[baseline]:-}" ] &&
+     [[ " ${SCENARIOS[*]} " == *" repeat "* ]]; } ||
+   { [ -n "${KDIR[patched]:-}" ] && [[ " ${SCENARIOS[*]} " == *" autorelease-measure "* ]]; }; then
 	t=$(date +%s)
 	"$LAB_DIR/compare.sh" "$OUT" || failed=1
 	phase "compare" $(( $(date +%s) - t ))

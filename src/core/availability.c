@@ -54,15 +54,19 @@ static void tokens_availability(const struct dmt_attach_result *r, struct dmt_av
 	bool ok = dmt_tokens_tracked(r);
 	char why[160], tgt[40];
 
-	if (!att(r, DMT_H_TOK_DESTROY))
-		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s",
-			 why_not(r, DMT_H_TOK_DESTROY));
-	else if (!r->tok_fallback)
+	/* the token source's reason first: without one, tcp_destroy_sock is not loaded */
+	if (!r->tok_fallback && !(att(r, DMT_H_TOK_TP_RECV) && att(r, DMT_H_TOK_TP_DONTNEED) &&
+				  att(r, DMT_H_TOK_TP_RELEASE)))
 		snprintf(why, sizeof(why), "devmem_token_*: %.100s", why_not(r, DMT_H_TOK_TP_RECV));
-	else
+	else if (r->tok_fallback && !(att(r, DMT_H_TOK_RECVMSG_ENTRY) &&
+				      att(r, DMT_H_TOK_CMSG_EXIT) &&
+				      att(r, DMT_H_TOK_DONTNEED_ENTRY)))
 		snprintf(why, sizeof(why),
 			 "no devmem_token_* tracepoints (0009); fallback %s: %.60s",
 			 dmt_hook_target(missing, tgt, sizeof(tgt)), why_not(r, missing));
+	else
+		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s",
+			 why_not(r, DMT_H_TOK_DESTROY));
 	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], ok, src, why);
 	set_avail(&av[DMT_M_RECVMSG_TOKENS], ok && att(r, DMT_H_TOK_RECVMSG_EXIT),
 		  "fexit/tcp_recvmsg", ok ? why_not(r, DMT_H_TOK_RECVMSG_EXIT) : why);
@@ -84,6 +88,25 @@ static void pool_availability(const struct dmt_attach_result *r, struct dmt_avai
 		  why_not(r, att(r, DMT_H_PP_HOLD) ? DMT_H_PP_RELEASE : DMT_H_PP_HOLD));
 	set_avail(&av[DMT_M_POOL_REFILL], att(r, DMT_H_PP_HOLD),
 		  "pool->alloc.count at page_pool_state_hold", why_not(r, DMT_H_PP_HOLD));
+	if (!r->pools_devmem)
+		return;
+	/*
+	 * --pools devmem: pools of pages are read from their own counters at
+	 * snapshot time (still exact) and their refills sampled in windows
+	 */
+	if (av[DMT_M_POOL_HOLDS].available)
+		snprintf(av[DMT_M_POOL_HOLDS].source, sizeof(av[0].source),
+			 "devmem: per niov; pages: pool counters at snapshot");
+	if (av[DMT_M_POOL_RELEASES].available)
+		snprintf(av[DMT_M_POOL_RELEASES].source, sizeof(av[0].source),
+			 "devmem: per niov; pages: pool counters at snapshot");
+	if (av[DMT_M_POOL_REFILL].available) {
+		av[DMT_M_POOL_REFILL].sampled = true;
+		snprintf(av[DMT_M_POOL_REFILL].source, sizeof(av[0].source),
+			 "devmem exact; pages: %llums every %llums",
+			 (unsigned long long)(r->window_ns / 1000000),
+			 (unsigned long long)(r->period_ns / 1000000));
+	}
 }
 
 /*
@@ -117,7 +140,12 @@ static void binding_per_item(const struct dmt_attach_result *r, struct dmt_avail
 	if (r->light) {
 		set_avail(&av[DMT_M_BIND_IN_POOLS], true, "sum of the binding's pools' inflight",
 			  "");
-		set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "", LIGHT_NO_TOKENS);
+		if (r->tok_iter)
+			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], true,
+				  "iter/tcp: sk_user_frags at snapshot", "");
+		else
+			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",
+				  r->tok_iter_why[0] ? r->tok_iter_why : LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_DONTNEED_COST], false, "", LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_BIND_FREE_LATENCY], false, "",
@@ -216,6 +244,13 @@ void dmt_availability__decide(const struct dmt_attach_result *r, struct dmt_avai
 		  why_not(r, DMT_H_PP_NID));
 	binding_availability(r, av);
 	set_avail(&av[DMT_M_NETLINK], r->netlink, "netdev genl page-pool-get", r->nl_why);
+	/* read at snapshot time in every mode: no program, no per-event cost */
+	set_avail(&av[DMT_M_POOL_STATS], r->netlink && r->pp_stats,
+		  "netdev genl page-pool-stats-get", r->netlink ? r->pp_stats_why : r->nl_why);
+	set_avail(&av[DMT_M_QUEUES], r->netlink && r->queues, "netdev genl queue-get",
+		  r->netlink ? r->queues_why : r->nl_why);
+	set_avail(&av[DMT_M_QSTATS], r->netlink && r->qstats, "netdev genl qstats-get",
+		  r->netlink ? r->qstats_why : r->nl_why);
 }
 
 enum dmt_attach_mode dmt_attach_mode__decide(const struct dmt_attach_result *r)
@@ -233,6 +268,11 @@ int dmt_attach__check(const struct dmt_attach_result *r, char *why, size_t len)
 {
 	const struct dmt_hook_result *h = r->hook;
 
+	if (r->pools_devmem && !h[DMT_H_LIGHT_READ].loaded) {
+		snprintf(why, len, "--pools devmem needs the pool counter reader: %s",
+			 why_not(r, DMT_H_LIGHT_READ));
+		return -ENOENT;
+	}
 	if (r->light && (!h[DMT_H_LIGHT_READ].loaded || !att(r, DMT_H_PP_DESTROY) ||
 			 !h[DMT_H_PP_HOLD].loaded || !h[DMT_H_PP_RELEASE].loaded)) {
 		snprintf(why, len, "light mode needs the page_pool_release tracepoint "

@@ -27,10 +27,20 @@ struct dmt_hook_result {
 
 struct dmt_attach_result {
 	bool light;		/* -m light */
+	bool pools_devmem;	/* --pools devmem in the full mode: pools of pages sampled */
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
 	bool tok_fallback;	/* tokens from the cmsg writer, not 0009's tracepoints */
 	bool netlink;		/* netdev genl socket open */
 	char nl_why[128];	/* why not */
+	bool tok_iter;		/* light mode: held tokens from iter/tcp at snapshot time */
+	char tok_iter_why[128];	/* why not */
+	/* the other netdev genl requests, probed once at start (why: why not) */
+	bool pp_stats;		/* page-pool-stats-get (CONFIG_PAGE_POOL_STATS) */
+	char pp_stats_why[128];
+	bool queues;		/* queue-get */
+	char queues_why[128];
+	bool qstats;		/* qstats-get */
+	char qstats_why[128];
 	uint64_t window_ns, period_ns;	/* light mode's sampling windows */
 	struct dmt_hook_result hook[DMT_H__COUNT];
 };

@@ -717,6 +717,9 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 	for (size_t i = 0; i < n; i++)
 		pods[i] = rows[i].cgroup[0] && !podcg__parse(rows[i].cgroup, &pc[i]);
 	for (int f = F_TOK_HOLDER_TOKENS; f <= F_TOK_HOLDER_OLDEST; f++) {
+		/* light mode knows no token's age: no series rather than 0 */
+		if (f == F_TOK_HOLDER_OLDEST && !dmt_snap_holder_history(s))
+			continue;
 		if (!n || !fam(w, s, f))
 			continue;
 		for (size_t i = 0; i < n; i++) {

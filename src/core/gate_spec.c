@@ -26,7 +26,7 @@
 #define P(id, n, o, t, u, a, h) [id] = { n, o, t, u, a, h, NULL, 1 }
 /* a metric table row's place in the list (gm_init() fills it from the row) */
 #define R(id, n) [id] = { .name = n }
-static struct gm_def gm_defs[GM__STATIC + 64] = {
+static struct gm_def gm_defs[GM__STATIC + 128] = {
 	R(GM_POOL_REFILL_BATCH, "pool.refill_batch"),
 	R(GM_POOL_HOLDS, "pool.holds"),
 	R(GM_POOL_RELEASES, "pool.releases"),
@@ -95,7 +95,7 @@ static void gm_init(void)
 		{ GM_TOOL_RINGBUF_DROPS, MB_LOWER },
 		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
 	};
-	bool placed[64] = { false };
+	bool placed[128] = { false };
 
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		gm_defs[dirs[i].id].better = dirs[i].b;
@@ -460,7 +460,7 @@ static int perr(struct pctx *p, const yaml_node_t *n, size_t col_off, const char
 
 static int perr(struct pctx *p, const yaml_node_t *n, size_t col_off, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[2048];	/* the unknown metric error lists the vocabulary */
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -656,7 +656,7 @@ static int parse_selectors(struct pctx *p, struct gate_check *c, const yaml_node
 
 static int unknown_metric(struct pctx *p, const yaml_node_t *n)
 {
-	char list[1024] = "";
+	char list[2048] = "";
 
 	for (int i = 0; i < gm_count(); i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",

@@ -19,7 +19,10 @@
  * Light mode keeps no program that runs once per page, niov or token:
  * pp_hold/pp_release only inside its sampling windows, the per-niov
  * release hooks and every frag token hook off (held_by_sockets is exact or
- * nothing). The token hooks also run once per TCP recvmsg of every socket.
+ * nothing: light mode reads held tokens at snapshot time with its own
+ * iterator, collector_tokiter.c). The recvmsg token hooks run once per TCP
+ * recvmsg of every socket, but return on the flags test unless the call
+ * asked for devmem (MSG_SOCK_DEVMEM).
  */
 const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT] = {
 	[DMT_H_PP_HOLD] = { .name = "pp_hold", .kind = DMT_HK_TP_BTF,
@@ -73,6 +76,13 @@ const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT] = {
 	H(TOK_DONTNEED_EXIT, "tok_dontneed_exit", FEXIT, "sock_devmem_dontneed", TOK_FENTRY,
 	  FULL, PER_TOKEN),
 	H(LIGHT_READ, "light_read", RUN, "page_pool", LIGHT, DMT_MM_LIGHT, LIGHT_ONLY),
+	/* tokens without SO_DEVMEM_AUTORELEASE: counted per (binding, niov) */
+	H(UREF_TP_RECV, "uref_tp_recv", TP_BTF, "devmem_frag_recv", UREF_TP, DMT_MM_AUTO,
+	  PER_TOKEN),
+	H(UREF_TP_DONTNEED, "uref_tp_dontneed", TP_BTF, "devmem_uref_dontneed", UREF_TP,
+	  DMT_MM_AUTO, PER_TOKEN),
+	H(UREF_TP_DRAIN, "uref_tp_drain", TP_BTF, "devmem_uref_drain", UREF_TP, DMT_MM_AUTO,
+	  PER_TOKEN),
 };
 
 unsigned int dmt_mode_bit(int force_mode)

@@ -32,6 +32,7 @@ enum dmt_hook_group {
 	DMT_HG_TOK_FENTRY,	/* frag tokens: recvmsg, cmsg writer, DONTNEED */
 	DMT_HG_TOK,		/* frag tokens: socket destroy (both sources) */
 	DMT_HG_LIGHT,		/* light mode: pool counters read at snapshot time */
+	DMT_HG_UREF_TP,		/* SO_DEVMEM_AUTORELEASE off (kernel-patches 0012) */
 };
 
 enum dmt_hook {
@@ -65,6 +66,9 @@ enum dmt_hook {
 	DMT_H_TOK_DONTNEED_ENTRY,
 	DMT_H_TOK_DONTNEED_EXIT,
 	DMT_H_LIGHT_READ,
+	DMT_H_UREF_TP_RECV,
+	DMT_H_UREF_TP_DONTNEED,
+	DMT_H_UREF_TP_DRAIN,
 	DMT_H__COUNT,
 };
 

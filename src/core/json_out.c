@@ -224,11 +224,26 @@ static struct json_object *json_holders(const struct dmt_snapshot *s)
 		add_u64(o, "binding_id", h->binding_id);
 		add_u64(o, "tokens", h->tokens);
 		add_u64(o, "niovs", h->niovs);
-		json_object_object_add(o, "oldest_token_age_s",
-				       json_object_new_double(h->oldest_age_ns / 1e9));
-		add_u64(o, "tokens_handed", h->handed);
-		add_u64(o, "tokens_returned", h->returned);
-		add_u64(o, "tokens_released", h->released);
+		if (dmt_snap_holder_history(s)) {
+			json_object_object_add(o, "oldest_token_age_s",
+					       json_object_new_double(h->oldest_age_ns / 1e9));
+			add_u64(o, "tokens_handed", h->handed);
+			add_u64(o, "tokens_returned", h->returned);
+			add_u64(o, "tokens_released", h->released);
+		} else {	/* light mode: the kernel keeps no history */
+			json_object_object_add(o, "oldest_token_age_s", NULL);
+			json_object_object_add(o, "tokens_handed", NULL);
+			json_object_object_add(o, "tokens_returned", NULL);
+			json_object_object_add(o, "tokens_released", NULL);
+		}
+		/* SO_DEVMEM_AUTORELEASE (kernel-patches 0012) */
+		json_object_object_add(o, "token_mode",
+				       json_object_new_string(h->manual ? "manual" : "autorelease"));
+		if (h->manual)
+			json_object_object_add(o, "token_note", json_object_new_string(
+				"without SO_DEVMEM_AUTORELEASE tokens are counted per niov of "
+				"the binding: any socket of it may return them, references "
+				"left are drained at unbind"));
 		json_holder_cgroup(o, h);
 		json_object_array_add(a, o);
 	}

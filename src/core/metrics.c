@@ -59,6 +59,67 @@ static bool pool_destroy_seen(const void *o)
 	return ((const struct dmt_pool_snap *)o)->destroy_inflight >= 0;
 }
 
+/* The kernel's page pool counters (page-pool-stats-get), -1 each when unreported. */
+static bool pps_sum(const struct dmt_pool_snap *p, const int *idx, int n, double *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (p->pps[idx[i]] < 0)
+			return false;
+		*v += (double)p->pps[idx[i]];
+	}
+	return true;
+}
+
+/*
+ * Recycling: of the pages that came back to the pool, the share it kept
+ * (cache or ring) rather than gave back to the page allocator (ring full,
+ * or someone else still held a reference). cache_full is not an outcome:
+ * such a page goes on to the ring. Unknown before any page came back.
+ */
+static bool pool_recycle_ratio(const void *o, double *v)
+{
+	static const int kept[] = { DMT_PPS_RECYCLE_CACHED, DMT_PPS_RECYCLE_RING };
+	static const int lost[] = { DMT_PPS_RECYCLE_RING_FULL, DMT_PPS_RECYCLE_RELEASED_REFCNT };
+	double k, l;
+
+	if (!pps_sum(o, kept, 2, &k) || !pps_sum(o, lost, 2, &l) || k + l <= 0)
+		return false;
+	*v = k / (k + l);
+	return true;
+}
+
+/*
+ * Slow:fast: of the pool's allocations, the share that took the slow path
+ * to the page allocator (slow, slow_high_order) rather than the cache
+ * (fast) or a refill of it from the ring (refill). Pools of pages only: a
+ * memory provider's allocations are not counted as slow (in the lab, a
+ * devmem pool with 2277 provider refills reports alloc_slow 0).
+ */
+static bool pool_alloc_slow_ratio(const void *o, double *v)
+{
+	static const int slow[] = { DMT_PPS_ALLOC_SLOW, DMT_PPS_ALLOC_SLOW_HIGH_ORDER };
+	static const int fast[] = { DMT_PPS_ALLOC_FAST, DMT_PPS_ALLOC_REFILL };
+	double sl, f;
+
+	if (((const struct dmt_pool_snap *)o)->kind != DMT_KIND_PAGES ||
+	    !pps_sum(o, slow, 2, &sl) || !pps_sum(o, fast, 2, &f) || sl + f <= 0)
+		return false;
+	*v = sl / (sl + f);
+	return true;
+}
+
+/* holds per slow-path call over the intervals read (rate_tracker__apply) */
+static bool pool_refill_batch_mean(const void *o, double *v)
+{
+	const struct dmt_pool_snap *p = o;
+
+	if (!p->slow_calls)
+		return false;
+	*v = (double)p->slow_holds / (double)p->slow_calls;
+	return true;
+}
+
 #define F(field, r) .off = offsetof(struct dmt_binding_snap, field), .repr = r
 #define D(fn) .repr = MR_DERIVED, .derive = fn, .integral = true
 #define BH(field) .kind = MK_LOG2, .off = offsetof(struct dmt_binding_snap, field), \
@@ -68,6 +129,11 @@ static bool pool_destroy_seen(const void *o)
 		     .json_always = true
 #define PH(field, k) .obj = MO_POOL, .kind = k, .off = offsetof(struct dmt_pool_snap, field), \
 		     .json_always = true
+/* a page pool's field that JSON shows only when available */
+#define PK(field, r) .obj = MO_POOL, .off = offsetof(struct dmt_pool_snap, field), .repr = r
+#define PPS(i) PK(pps[DMT_PPS_##i], MR_I64), .avail = DMT_M_POOL_STATS
+#define PD(fn) .obj = MO_POOL, .repr = MR_DERIVED, .derive = fn
+#define PPS_WHY "needs CONFIG_PAGE_POOL_STATS and a pool listed by page-pool-get"
 #define GF(field, r) .obj = MO_GLOBAL, .off = offsetof(struct dmt_snapshot, field), .repr = r
 #define NL_WHY "needs the netdev genl family to list the pool " \
 	       "(CONFIG_PAGE_POOL, a netns the tool can see)"
@@ -129,6 +195,91 @@ const struct mdef mdefs[] = {
 	  .gate = true, .gate_help = "items per page pool refill (alloc cache fill)",
 	  .better = MB_HIGHER },
 
+	/*
+	 * The kernel's own page pool counters (page-pool-stats-get, issue 25):
+	 * read at snapshot time in every mode, since the pool's creation.
+	 */
+	{ "pool.alloc_fast", MT_COUNTER, MU_ITEMS,
+	  "Allocations served from the pool's cache (kernel page pool stats).",
+	  PPS(ALLOC_FAST), .json = "alloc_fast", .prom = "devmemtop_page_pool_alloc_fast_total",
+	  .absent = PPS_WHY, .rec_tag = 2 },
+	{ "pool.alloc_slow", MT_COUNTER, MU_NIOVS,
+	  "Slow-path allocation calls to the page allocator (one bulk refill each).",
+	  PPS(ALLOC_SLOW), .json = "alloc_slow", .prom = "devmemtop_page_pool_alloc_slow_total",
+	  .absent = PPS_WHY, .gate = true, .rec_tag = 3, .better = MB_LOWER },
+	{ "pool.alloc_slow_high_order", MT_COUNTER, MU_NIOVS,
+	  "Slow-path allocations of one high-order page.",
+	  PPS(ALLOC_SLOW_HIGH_ORDER), .json = "alloc_slow_high_order",
+	  .prom = "devmemtop_page_pool_alloc_slow_high_order_total", .absent = PPS_WHY,
+	  .rec_tag = 4 },
+	{ "pool.alloc_empty", MT_COUNTER, MU_NIOVS,
+	  "Refills that found the pool's ptr_ring empty.",
+	  PPS(ALLOC_EMPTY), .json = "alloc_empty", .prom = "devmemtop_page_pool_alloc_empty_total",
+	  .absent = PPS_WHY, .rec_tag = 5 },
+	{ "pool.alloc_refill", MT_COUNTER, MU_NIOVS,
+	  "Refills of the pool's cache from its ptr_ring.",
+	  PPS(ALLOC_REFILL), .json = "alloc_refill",
+	  .prom = "devmemtop_page_pool_alloc_refill_total", .absent = PPS_WHY,
+	  .rec_tag = 6 },
+	{ "pool.alloc_waive", MT_COUNTER, MU_ITEMS,
+	  "Pages from the ptr_ring dropped on refill for a NUMA node mismatch.",
+	  PPS(ALLOC_WAIVE), .json = "alloc_waive", .prom = "devmemtop_page_pool_alloc_waive_total",
+	  .absent = PPS_WHY, .gate = true, .rec_tag = 7, .better = MB_LOWER },
+	{ "pool.recycle_cached", MT_COUNTER, MU_ITEMS, "Pages recycled into the pool's cache.",
+	  PPS(RECYCLE_CACHED), .json = "recycle_cached",
+	  .prom = "devmemtop_page_pool_recycle_cached_total", .absent = PPS_WHY,
+	  .rec_tag = 8 },
+	{ "pool.recycle_cache_full", MT_COUNTER, MU_ITEMS,
+	  "Recycles that found the cache full (the page went on to the ring).",
+	  PPS(RECYCLE_CACHE_FULL), .json = "recycle_cache_full",
+	  .prom = "devmemtop_page_pool_recycle_cache_full_total", .absent = PPS_WHY,
+	  .rec_tag = 9 },
+	{ "pool.recycle_ring", MT_COUNTER, MU_ITEMS, "Pages recycled into the pool's ptr_ring.",
+	  PPS(RECYCLE_RING), .json = "recycle_ring",
+	  .prom = "devmemtop_page_pool_recycle_ring_total", .absent = PPS_WHY,
+	  .rec_tag = 10 },
+	{ "pool.recycle_ring_full", MT_COUNTER, MU_ITEMS,
+	  "Pages given back to the page allocator because the ptr_ring was full "
+	  "(ring-full drops).",
+	  PPS(RECYCLE_RING_FULL), .json = "recycle_ring_full",
+	  .prom = "devmemtop_page_pool_recycle_ring_full_total", .absent = PPS_WHY, .gate = true,
+	  .rec_tag = 11, .better = MB_LOWER },
+	{ "pool.recycle_released_refcnt", MT_COUNTER, MU_ITEMS,
+	  "Pages released, not recycled, because another reference was held.",
+	  PPS(RECYCLE_RELEASED_REFCNT), .json = "recycle_released_refcnt",
+	  .prom = "devmemtop_page_pool_recycle_released_refcnt_total", .absent = PPS_WHY,
+	  .gate = true, .rec_tag = 12 },
+	{ "pool.recycle_ratio", MT_GAUGE, MU_RATIO,
+	  "Share of pages coming back to the pool that it kept (cache or ring) rather than "
+	  "freed (ring full, refcount held), since the pool's creation.",
+	  PD(pool_recycle_ratio), .avail = DMT_M_POOL_STATS, .json = "recycle_ratio",
+	  .prom = "devmemtop_page_pool_recycle_ratio", .absent = PPS_WHY, .gate = true,
+	  .agg = MA_MAX, .better = MB_HIGHER },
+	{ "pool.alloc_slow_ratio", MT_GAUGE, MU_RATIO,
+	  "Share of the pool's allocations that took the slow path (slow:fast), since its "
+	  "creation (pools of pages).",
+	  PD(pool_alloc_slow_ratio), .avail = DMT_M_POOL_STATS, .json = "alloc_slow_ratio",
+	  .prom = "devmemtop_page_pool_alloc_slow_ratio", .absent = PPS_WHY, .gate = true,
+	  .agg = MA_MAX, .better = MB_LOWER },
+	{ "pool.slow_holds", MT_COUNTER, MU_ITEMS,
+	  "Holds over the intervals in which the slow-path counters were read.",
+	  PK(slow_holds, MR_U64), .avail = DMT_M_POOL_STATS, .rec_tag = 13 },
+	{ "pool.slow_calls", MT_COUNTER, MU_NIOVS,
+	  "Slow-path calls (slow + slow_high_order) over the same intervals.",
+	  PK(slow_calls, MR_U64), .avail = DMT_M_POOL_STATS, .rec_tag = 14 },
+	{ "pool.refill_batch_mean", MT_GAUGE, MU_ITEMS,
+	  "Mean pages per slow-path refill: holds / slow-path calls over the intervals "
+	  "read (exact in every mode; pools of pages only).",
+	  PD(pool_refill_batch_mean), .avail = DMT_M_POOL_STATS, .json = "refill_batch_mean",
+	  .prom = "devmemtop_page_pool_refill_batch_mean_items", .absent = PPS_WHY,
+	  .gate = true, .agg = MA_MAX, .better = MB_HIGHER },
+	{ "pool.queue_rx_alloc_fail", MT_COUNTER, MU_NIOVS,
+	  "rx-alloc-fail of the RX queue the pool serves, as its driver reports it (qstats).",
+	  PK(queue_alloc_fail, MR_I64), .avail = DMT_M_QSTATS, .json = "queue_rx_alloc_fail",
+	  .prom = "devmemtop_page_pool_queue_rx_alloc_fail_total",
+	  .absent = "only for drivers that report per-queue qstats", .gate = true,
+	  .rec_tag = 15, .better = MB_LOWER },
+
 	/* the snapshot as a whole: kernel-wide devmem counters */
 	{ "dontneed.tokens", MT_COUNTER, MU_NIOVS,
 	  "Tokens (niovs) user space returned with SO_DEVMEM_DONTNEED.",
@@ -145,6 +296,21 @@ const struct mdef mdefs[] = {
 	  GF(provider_calls, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS,
 	  .json = "provider_calls", .prom = "devmemtop_devmem_provider_calls_total",
 	  .prom_seq = 1 },
+	/* queue-get and qstats-get (issue 25), at snapshot time in every mode */
+	{ "queues.rx_bound", MT_GAUGE, MU_NIOVS,
+	  "RX queues in the collector's network namespace bound to a dmabuf (devmem).",
+	  GF(rxq_bound, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues_bound",
+	  .prom = "devmemtop_rx_queues_bound", .gate = true, .agg = MA_MAX, .rec_tag = 1 },
+	{ "queues.rx_unbound", MT_GAUGE, MU_NIOVS,
+	  "RX queues in the collector's network namespace with no dmabuf binding.",
+	  GF(rxq_unbound, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues_unbound",
+	  .prom = "devmemtop_rx_queues_unbound", .gate = true, .agg = MA_MAX, .rec_tag = 2 },
+	{ "netdev.rx_alloc_fail", MT_COUNTER, MU_NIOVS,
+	  "rx-alloc-fail summed over the devices whose drivers report it (qstats).",
+	  GF(rx_alloc_fail, MR_I64), .avail = DMT_M_QSTATS, .json = "rx_alloc_fail",
+	  .prom = "devmemtop_netdev_rx_alloc_fail_total",
+	  .absent = "only when a driver reports rx-alloc-fail", .gate = true,
+	  .better = MB_LOWER, .rec_tag = 3 },
 
 	/* devmem bindings */
 	{ "binding.dmabuf_size", MT_GAUGE, MU_BYTES, "Size of the binding's dmabuf.",
@@ -242,6 +408,19 @@ const struct mdef mdefs[] = {
 	  F(tok_released, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS,
 	  .json = "tokens_released", .prom = "devmemtop_binding_tokens_released_total",
 	  .gate = true, .rec_tag = 7, .better = MB_LOWER },
+	/* SO_DEVMEM_AUTORELEASE off (issue 21, kernel-patches 0012) */
+	{ "binding.tokens_drained", MT_COUNTER, MU_NIOVS,
+	  "Frag tokens of the binding that sockets without SO_DEVMEM_AUTORELEASE never "
+	  "returned: their references drained at unbind.",
+	  F(tok_drained, MR_U64), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .json = "tokens_drained",
+	  .prom = "devmemtop_binding_tokens_drained_total", .gate = true, .rec_tag = 20,
+	  .better = MB_LOWER },
+	{ "binding.token_mode", MT_GAUGE, MU_NIOVS,
+	  "SO_DEVMEM_AUTORELEASE modes of the frags read from the binding: 1 autorelease "
+	  "(token ids per socket), 2 without (tokens counted per niov: any socket of the "
+	  "binding may return them), 3 both, 0 none yet.",
+	  F(token_mode, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .json = "token_mode",
+	  .prom = "devmemtop_binding_token_mode", .rec_tag = 21, .agg = MA_MAX },
 	/* compare (issue 20): bytes per run for cpu per GiB, niovs and calls per MiB */
 	{ "binding.rx_bytes", MT_COUNTER, MU_BYTES,
 	  "Bytes returned by recvmsg calls that handed out the binding's frag tokens.",
@@ -277,6 +456,9 @@ const struct mdef mdefs[] = {
 	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
 	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
+	{ "binding.rx_queues", MT_GAUGE, MU_NIOVS, "RX queues bound to the binding (queue-get).",
+	  F(rx_queues, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues",
+	  .prom = "devmemtop_binding_rx_queues", .gate = true, .rec_tag = 10 },
 };
 
 #undef F
@@ -285,6 +467,9 @@ const struct mdef mdefs[] = {
 #undef PF
 #undef PH
 #undef GF
+#undef PK
+#undef PPS
+#undef PD
 
 const size_t mdef_count = sizeof(mdefs) / sizeof(mdefs[0]);
 

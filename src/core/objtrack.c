@@ -288,6 +288,7 @@ static const size_t bind_ctr[] = {
 	offsetof(struct dmt_binding_snap, tok_handed),
 	offsetof(struct dmt_binding_snap, tok_returned),
 	offsetof(struct dmt_binding_snap, tok_released),
+	offsetof(struct dmt_binding_snap, tok_drained),
 };
 
 /* The binding histograms a run adds up: the metric table's log2 binding rows. */

@@ -21,6 +21,14 @@ enum dmt_pool_kind snapbuild_pool_kind(const struct dmt_pool *v)
 	return DMT_KIND_OTHER;	/* a provider we do not know, or kallsyms hidden */
 }
 
+void snapbuild_pool_kernel_unknown(struct dmt_pool_snap *p)
+{
+	for (int i = 0; i < DMT_PPS__COUNT; i++)
+		p->pps[i] = -1;
+	p->queue_alloc_fail = -1;
+	p->slow_holds = p->slow_calls = 0;
+}
+
 void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -47,6 +55,7 @@ void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p)
 		p->holds_page = p->holds;
 	p->inflight = (int32_t)(v->hold_cnt - v->release_cnt);
 	p->netlink_inflight = -1;
+	snapbuild_pool_kernel_unknown(p);
 	p->destroy_inflight = (v->flags & DMT_POOL_RELEASED) ? v->release_inflight : -1;
 	p->destroy_retries = v->release_calls;
 	if (v->flags & DMT_POOL_GONE) {
@@ -111,6 +120,7 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 			p->inflight = nlp[i].inflight;
 			p->state = nlp[i].detach_time ? DMT_POOL_ZOMBIE : DMT_POOL_ALIVE;
 			p->attr_src = DMT_ATTR_NETLINK;
+			snapbuild_pool_kernel_unknown(p);
 		}
 		p->netlink_listed = true;
 		p->netlink_inflight = nlp[i].inflight;
@@ -126,6 +136,82 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 		}
 	}
 	return 0;
+}
+
+int snapbuild_merge_pp_stats(struct dmt_snapshot *s, const struct nl_pp_stats *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < s->n_pools; j++) {
+			struct dmt_pool_snap *p = &s->pools[j];
+
+			/* a destroyed pool's id is never reused: by id alone */
+			if (!st[i].id || p->id != st[i].id)
+				continue;
+			memcpy(p->pps, st[i].v, sizeof(p->pps));
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The RX queue of pool p (its own, or the one its NAPI serves), -1 unknown. */
+static int pool_rx_queue(const struct dmt_pool_snap *p, const struct nl_queue *q, size_t nq)
+{
+	if (p->queue >= 0)
+		return p->queue;
+	if (!p->napi_id || p->ifindex <= 0)
+		return -1;
+	for (size_t i = 0; i < nq; i++)
+		if (q[i].type == 0 && q[i].ifindex == p->ifindex && q[i].napi_id == p->napi_id)
+			return (int)q[i].id;
+	return -1;
+}
+
+void snapbuild_merge_queues(struct dmt_snapshot *s, const struct snapbuild_queues *in)
+{
+	s->rxq_bound = s->rxq_unbound = -1;
+	s->rx_alloc_fail = -1;
+	for (size_t b = 0; b < s->n_bindings; b++)
+		s->bindings[b].rx_queues = in->queues_ok ? 0 : -1;
+	if (in->queues_ok) {
+		s->rxq_bound = s->rxq_unbound = 0;
+		for (size_t i = 0; i < in->n_queues; i++) {
+			const struct nl_queue *q = &in->queues[i];
+			struct dmt_binding_snap *b;
+
+			if (q->type != 0)
+				continue;
+			if (!q->dmabuf) {
+				s->rxq_unbound++;
+				continue;
+			}
+			s->rxq_bound++;
+			b = snapbuild_binding_find(s, q->dmabuf);
+			if (b)
+				b->rx_queues++;
+		}
+	}
+	for (size_t i = 0; i < in->n_dev; i++) {
+		if (in->dev[i].rx_alloc_fail < 0)
+			continue;
+		if (s->rx_alloc_fail < 0)
+			s->rx_alloc_fail = 0;
+		s->rx_alloc_fail += in->dev[i].rx_alloc_fail;
+	}
+	for (size_t j = 0; j < s->n_pools; j++) {
+		struct dmt_pool_snap *p = &s->pools[j];
+		int qid = pool_rx_queue(p, in->queues, in->n_queues);
+
+		p->queue_alloc_fail = -1;
+		for (size_t i = 0; qid >= 0 && i < in->n_perq; i++) {
+			const struct nl_qstats *q = &in->perq[i];
+
+			if (q->ifindex == p->ifindex && q->queue == qid && q->queue_type == 0) {
+				p->queue_alloc_fail = q->rx_alloc_fail;
+				break;
+			}
+		}
+	}
 }
 
 void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr, uint32_t id)
@@ -167,6 +253,7 @@ struct dmt_binding_snap *snapbuild_binding_new(struct dmt_snapshot *s, uint32_t 
 	b->held_tokens = -1;
 	b->out_at_unbind = b->out_at_free = -1;
 	b->occupancy = -1;
+	b->rx_queues = -1;
 	return b;
 }
 
@@ -189,6 +276,9 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 	b->rx_bytes = v->rx_bytes;
 	b->tok_returned = v->tok_returned;
 	b->tok_released = v->tok_released;
+	b->tok_drained = v->tok_drained;
+	b->token_mode = (v->flags & DMT_BIND_TOK_AUTORELEASE ? DMT_TOKMODE_AUTORELEASE : 0) |
+			(v->flags & DMT_BIND_TOK_MANUAL ? DMT_TOKMODE_MANUAL : 0);
 	b->dmabuf_size = v->dmabuf_size;
 	b->niov_size = v->niov_size;
 	b->unbound = v->flags & DMT_BIND_UNBOUND;
@@ -364,7 +454,37 @@ struct pool_prev {
 	uint64_t holds;
 	uint64_t releases;
 	uint64_t ts_ns;
+	int64_t slow;		/* page-pool-stats slow + slow_high_order, -1 unknown */
+	uint64_t slow_holds, slow_calls;
 };
+
+/* slow + slow_high_order of a pool of pages (the only one counting them), -1 unknown */
+static int64_t pool_slow_calls(const struct dmt_pool_snap *p)
+{
+	if (p->kind != DMT_KIND_PAGES || p->counters_unknown ||
+	    p->pps[DMT_PPS_ALLOC_SLOW] < 0 || p->pps[DMT_PPS_ALLOC_SLOW_HIGH_ORDER] < 0)
+		return -1;
+	return p->pps[DMT_PPS_ALLOC_SLOW] + p->pps[DMT_PPS_ALLOC_SLOW_HIGH_ORDER];
+}
+
+/*
+ * The mean refill batch from the kernel's slow-path counters: every page a
+ * pool of pages takes from the page allocator is a hold, and every slow
+ * path call (a bulk refill, or one high-order page) counts once, so the
+ * holds over the calls between two reads is exact for that interval. The
+ * sums carry over from the previous snapshot of the same pool.
+ */
+static void slow_batch_carry(struct dmt_pool_snap *p, const struct pool_prev *pp)
+{
+	int64_t slow = pool_slow_calls(p);
+
+	p->slow_holds = pp->slow_holds;
+	p->slow_calls = pp->slow_calls;
+	if (slow < 0 || pp->slow < 0 || slow < pp->slow)
+		return;
+	p->slow_holds += objtrack_delta(p->holds, pp->holds);
+	p->slow_calls += (uint64_t)(slow - pp->slow);
+}
 
 struct rate_tracker {
 	struct pool_prev *prev;
@@ -425,6 +545,7 @@ int rate_tracker__apply(struct rate_tracker *rt, struct dmt_snapshot *s)
 		dt = (s->ts_ns - pp->ts_ns) / 1e9;
 		p->hold_rate = objtrack_delta(p->holds, pp->holds) / dt;
 		p->release_rate = objtrack_delta(p->releases, pp->releases) / dt;
+		slow_batch_carry(p, pp);
 	}
 	next = calloc(s->n_pools ? s->n_pools : 1, sizeof(*next));
 	if (!next)
@@ -435,6 +556,9 @@ int rate_tracker__apply(struct rate_tracker *rt, struct dmt_snapshot *s)
 		next[i].holds = s->pools[i].holds;
 		next[i].releases = s->pools[i].releases;
 		next[i].ts_ns = s->ts_ns;
+		next[i].slow = pool_slow_calls(&s->pools[i]);
+		next[i].slow_holds = s->pools[i].slow_holds;
+		next[i].slow_calls = s->pools[i].slow_calls;
 	}
 	if (s->n_pools)
 		qsort(next, s->n_pools, sizeof(*next), cmp_prev);

@@ -46,6 +46,27 @@ void snapbuild_slot_release(struct dmt_pool *slot, uint64_t addr, uint32_t id);
 int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *nlp, size_t n,
 			    uint64_t netns);
 
+/* Every kernel (netlink) figure of pool p unknown: before the dumps are merged. */
+void snapbuild_pool_kernel_unknown(struct dmt_pool_snap *p);
+/* page-pool-stats-get -> the pools of the same id. 0. */
+int snapbuild_merge_pp_stats(struct dmt_snapshot *s, const struct nl_pp_stats *st, size_t n);
+/*
+ * queue-get and qstats-get -> the RX queues bound and unbound (snapshot),
+ * per binding, the snapshot's rx-alloc-fail (device scope, summed over the
+ * devices that report it) and each pool's queue's (queue scope). A dump
+ * that failed is not ok / empty: its figures stay unknown.
+ */
+struct snapbuild_queues {
+	bool queues_ok;
+	const struct nl_queue *queues;
+	size_t n_queues;
+	const struct nl_qstats *dev;	/* device scope */
+	size_t n_dev;
+	const struct nl_qstats *perq;	/* queue scope */
+	size_t n_perq;
+};
+void snapbuild_merge_queues(struct dmt_snapshot *s, const struct snapbuild_queues *in);
+
 struct dmt_binding_snap *snapbuild_binding_find(struct dmt_snapshot *s, uint32_t id);
 /* A binding with every figure unknown; NULL on ENOMEM (s->bindings may move). */
 struct dmt_binding_snap *snapbuild_binding_new(struct dmt_snapshot *s, uint32_t id);

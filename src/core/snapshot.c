@@ -71,6 +71,9 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_NETLINK]			= "netlink_page_pools",
 	[DMT_M_RECVMSG_TOKENS]		= "recvmsg_tokens",
 	[DMT_M_DONTNEED_COST]		= "dontneed_cost",
+	[DMT_M_POOL_STATS]		= "netlink_page_pool_stats",
+	[DMT_M_QUEUES]			= "netlink_queues",
+	[DMT_M_QSTATS]			= "netlink_qstats",
 };
 
 const char *dmt_held_why_text(uint32_t why)
@@ -82,6 +85,9 @@ const char *dmt_held_why_text(uint32_t why)
 		[DMT_HELD_NO_SOCKET] = "fallback: a token cmsg was written outside tcp_recvmsg",
 		[DMT_HELD_DONTNEED_MISMATCH] = "fallback: a DONTNEED freed other tokens than "
 					       "the ranges named",
+		[DMT_HELD_ITER_INCOMPLETE] = "snapshot-time token walk incomplete: a bound, a "
+					     "failed read or tokens outside the xarrays (-vv says "
+					     "which)",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";

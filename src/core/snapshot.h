@@ -40,6 +40,9 @@ enum dmt_metric {
 	DMT_M_NETLINK,			/* netdev genl page-pool-get */
 	DMT_M_RECVMSG_TOKENS,		/* frag tokens per tcp_recvmsg */
 	DMT_M_DONTNEED_COST,		/* tokens and latency per DONTNEED call */
+	DMT_M_POOL_STATS,		/* netdev genl page-pool-stats-get */
+	DMT_M_QUEUES,			/* netdev genl queue-get: RX queue -> binding */
+	DMT_M_QSTATS,			/* netdev genl qstats-get */
 	DMT_M__COUNT,
 };
 
@@ -50,6 +53,7 @@ enum dmt_held_why {
 	DMT_HELD_MAP_FULL,		/* the token map was full: tokens untracked */
 	DMT_HELD_NO_SOCKET,		/* fallback: a token cmsg outside tcp_recvmsg */
 	DMT_HELD_DONTNEED_MISMATCH,	/* fallback: DONTNEED freed other tokens */
+	DMT_HELD_ITER_INCOMPLETE,	/* light: the snapshot-time walk hit a bound */
 };
 
 struct dmt_availability {
@@ -82,6 +86,32 @@ enum dmt_pool_kind {
 	DMT_KIND_DEVMEM,	/* dmabuf memory provider */
 	DMT_KIND_IO_URING,	/* io_uring zcrx provider */
 	DMT_KIND_OTHER,		/* another memory provider */
+};
+
+/*
+ * The kernel's own page pool counters (page-pool-stats-get, kernels with
+ * CONFIG_PAGE_POOL_STATS), cumulative since the pool's creation. The alloc
+ * counters count allocations served from the cache (fast), slow-path calls
+ * (slow: one bulk call to the page allocator; slow_high_order: one
+ * high-order page), ring empty on refill, refills from the ptr_ring and
+ * pages dropped on refill for a NUMA mismatch (waive); the recycle
+ * counters pages put in the cache, cache full, put in the ring, ring full
+ * (the page went back to the page allocator) and released because
+ * someone else held a reference.
+ */
+enum dmt_pps {
+	DMT_PPS_ALLOC_FAST = 0,
+	DMT_PPS_ALLOC_SLOW,
+	DMT_PPS_ALLOC_SLOW_HIGH_ORDER,
+	DMT_PPS_ALLOC_EMPTY,
+	DMT_PPS_ALLOC_REFILL,
+	DMT_PPS_ALLOC_WAIVE,
+	DMT_PPS_RECYCLE_CACHED,
+	DMT_PPS_RECYCLE_CACHE_FULL,
+	DMT_PPS_RECYCLE_RING,
+	DMT_PPS_RECYCLE_RING_FULL,
+	DMT_PPS_RECYCLE_RELEASED_REFCNT,
+	DMT_PPS__COUNT,
 };
 
 struct dmt_pool_snap {
@@ -121,6 +151,19 @@ struct dmt_pool_snap {
 	int64_t destroy_inflight;	/* inflight at page_pool_release, -1 none */
 	uint32_t destroy_retries;
 	struct hist_batch refill;	/* refill batch sizes */
+
+	/* page-pool-stats-get, -1 each when the kernel does not report them */
+	int64_t pps[DMT_PPS__COUNT];
+	/*
+	 * Holds and slow-path allocation calls (slow + slow_high_order) over
+	 * the intervals in which both were read, since the collector first
+	 * saw the pool with its stats: holds / calls is the mean refill batch
+	 * (rate_tracker__apply() adds each interval's differences).
+	 */
+	uint64_t slow_holds;
+	uint64_t slow_calls;
+	/* rx-alloc-fail of the RX queue the pool serves (qstats-get), -1 unknown */
+	int64_t queue_alloc_fail;
 };
 
 struct dmt_binding_snap {
@@ -160,6 +203,16 @@ struct dmt_binding_snap {
 	uint64_t tok_returned;
 	uint64_t tok_released;
 	uint64_t rx_bytes;		/* returned by devmem recvmsg calls (compare's per-MiB figures) */
+	/* SO_DEVMEM_AUTORELEASE (kernel-patches 0012) */
+	uint64_t tok_drained;		/* abandoned without autorelease, drained at unbind */
+	uint32_t token_mode;		/* enum dmt_token_mode bits of the frags read */
+	int64_t rx_queues;		/* RX queues bound to it (queue-get), -1 unknown */
+};
+
+/* binding.token_mode: which SO_DEVMEM_AUTORELEASE modes its frags came in */
+enum dmt_token_mode {
+	DMT_TOKMODE_AUTORELEASE	= 1 << 0,	/* token = id in the socket's xarray */
+	DMT_TOKMODE_MANUAL	= 1 << 1,	/* token = niov index, counted per niov */
 };
 
 struct dmt_prog_stat {
@@ -191,6 +244,12 @@ struct dmt_snapshot {
 	uint64_t dontneed_calls;
 	uint64_t provider_calls;
 
+	/* queue-get: RX queues with and without a dmabuf binding, -1 unknown */
+	int64_t rxq_bound;
+	int64_t rxq_unbound;
+	/* qstats-get: rx-alloc-fail summed over the devices reporting it, -1 none */
+	int64_t rx_alloc_fail;
+
 	/* tool health */
 	uint64_t ringbuf_drops;
 	uint64_t map_full;		/* pools/bindings we could not track */
@@ -207,6 +266,16 @@ struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 const char *dmt_metric_name(enum dmt_metric m);
 /* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
 const char *dmt_held_why_text(uint32_t why);
+/*
+ * Whether the holders' hand-out history (tokens handed, returned, released,
+ * the oldest token's age) is known: light mode reads held tokens from the
+ * kernel's xarrays at snapshot time, and the kernel keeps no such history.
+ */
+static inline bool dmt_snap_holder_history(const struct dmt_snapshot *s)
+{
+	return s->mode != DMT_MODE_LIGHT;
+}
+
 /* "exact", "sampled" or "unavailable": how this mode measures a metric. */
 const char *dmt_avail_method(const struct dmt_availability *a);
 const char *dmt_mode_name(enum dmt_attach_mode m);

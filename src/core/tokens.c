@@ -46,6 +46,12 @@ static const struct dmt_holder *holder_find(const struct dmt_holder *h, size_t n
 	return NULL;
 }
 
+/* Tokens an entry stands for: a niov's count without autorelease, else 1. */
+static uint64_t tok_count(const struct dmt_tok_entry *t)
+{
+	return t->key.sk ? 1 : t->val.count;
+}
+
 static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *out)
 {
 	if (n)	/* qsort(NULL, 0) is undefined behaviour */
@@ -64,9 +70,65 @@ static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *
 			b->binding_id = toks[i].val.binding_id;
 		}
 		b = &out->bindings[out->n_bindings - 1];
-		b->tokens++;
+		b->tokens += tok_count(&toks[i]);
 		if (new_niov)
 			b->niovs++;
+		if (!toks[i].key.sk)
+			b->manual_niovs++;
+	}
+	return 0;
+}
+
+/* What the BPF side's holder entry says of a socket, into its snapshot row. */
+static void holder_fill(struct dmt_holder_snap *h, const struct dmt_holder *src)
+{
+	h->pid = src->tgid;
+	memcpy(h->comm, src->comm, sizeof(h->comm));
+	h->comm[sizeof(h->comm) - 1] = '\0';
+	h->binding_id = src->binding_id;
+	h->handed = src->handed;
+	h->returned = src->returned;
+	h->released = src->released;
+	h->cgroup_id = src->cgroup_id;
+}
+
+/*
+ * Sockets without autorelease: one row each from the holder map, tokens =
+ * got - returned, niovs = their binding's niovs with such tokens, the age
+ * of the binding's oldest such niov.
+ */
+static int count_manual(const struct dmt_tok_entry *toks, size_t n,
+			const struct dmt_holder *holders, size_t nh, uint64_t now_ns,
+			struct tok_agg *out)
+{
+	for (size_t k = 0; k < nh; k++) {
+		const struct dmt_holder *src = &holders[k];
+		const struct tok_binding_held *b;
+		struct dmt_holder_snap *h;
+
+		if (!src->manual || src->handed <= src->returned)
+			continue;
+		h = realloc(out->holders, (out->n_holders + 1) * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		out->holders = h;
+		h = &h[out->n_holders++];
+		memset(h, 0, sizeof(*h));
+		h->sk = src->sk;
+		holder_fill(h, src);
+		h->manual = true;
+		h->tokens = src->handed - src->returned;
+		b = tok_agg__binding(out, src->binding_id);
+		h->niovs = b ? b->manual_niovs : 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t age;
+
+			if (toks[i].key.sk || toks[i].val.binding_id != src->binding_id)
+				continue;
+			age = now_ns > toks[i].val.ts_ns ? now_ns - toks[i].val.ts_ns : 0;
+			if (age > h->oldest_age_ns)
+				h->oldest_age_ns = age;
+		}
 	}
 	return 0;
 }
@@ -74,13 +136,20 @@ static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *
 static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_holder *holders,
 			 size_t nh, uint64_t now_ns, struct tok_agg *out)
 {
+	int err;
+
 	if (n)
 		qsort(toks, n, sizeof(*toks), cmp_by_socket);
+	err = count_manual(toks, n, holders, nh, now_ns, out);
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
 		const struct dmt_tok_entry *t = &toks[i];
 		struct dmt_holder_snap *h;
 		uint64_t age;
 
+		if (!t->key.sk)
+			continue;	/* counted per niov: count_manual() */
 		if (!i || toks[i - 1].key.sk != t->key.sk) {
 			const struct dmt_holder *src = holder_find(holders, nh, t->key.sk);
 
@@ -92,16 +161,8 @@ static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_
 			memset(h, 0, sizeof(*h));
 			h->sk = t->key.sk;
 			h->binding_id = t->val.binding_id;
-			if (src) {
-				h->pid = src->tgid;
-				memcpy(h->comm, src->comm, sizeof(h->comm));
-				h->comm[sizeof(h->comm) - 1] = '\0';
-				h->binding_id = src->binding_id;
-				h->handed = src->handed;
-				h->returned = src->returned;
-				h->released = src->released;
-				h->cgroup_id = src->cgroup_id;
-			}
+			if (src)
+				holder_fill(h, src);
 		}
 		h = &out->holders[out->n_holders - 1];
 		h->tokens++;

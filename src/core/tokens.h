@@ -46,6 +46,15 @@ struct dmt_holder_snap {
 	uint64_t oldest_age_ns;		/* age of its oldest held token */
 	uint64_t handed, returned, released;	/* since attach */
 	/*
+	 * SO_DEVMEM_AUTORELEASE off (kernel-patches 0012): its tokens are
+	 * counted per niov of the binding, and any socket reading from the
+	 * binding may return them. tokens = what it got less what it
+	 * returned (what it holds if it is the binding's only such reader;
+	 * drained references are not taken off), niovs = the binding's niovs
+	 * with such tokens.
+	 */
+	bool manual;
+	/*
 	 * cgroup v2 id of its first token's recvmsg task (0: unknown, no
 	 * holder entry or a recording from before) and the cgroup's path, ""
 	 * when unknown (gone before devmemtop resolved it): the pod and the
@@ -60,6 +69,7 @@ struct tok_binding_held {
 	uint32_t binding_id;
 	uint64_t tokens;
 	uint64_t niovs;
+	uint64_t manual_niovs;		/* niovs with tokens counted per niov */
 };
 
 struct tok_agg {
@@ -85,7 +95,10 @@ struct dmt_tok_cost {
  * Count toks[0..n) per binding and per socket. A socket in holders[] gives
  * its row pid, comm and counters; a socket with tokens but no holder entry
  * (holder map full) still gets a row, pid 0. Sockets holding nothing are
- * left out. toks is reordered.
+ * left out. An entry with key.sk 0 is a niov of a binding read without
+ * SO_DEVMEM_AUTORELEASE standing for val.count tokens (another entry
+ * stands for one): it counts for its binding, and a holder marked manual
+ * gets a row whatever it holds. toks is reordered.
  */
 int tokens__aggregate(struct dmt_tok_entry *toks, size_t n, const struct dmt_holder *holders,
 		      size_t nh, uint64_t now_ns, struct tok_agg *out);

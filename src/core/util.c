@@ -126,6 +126,17 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
+int parse_pools(const char *s, bool *devmem)
+{
+	if (s && !strcmp(s, "devmem"))
+		*devmem = true;
+	else if (s && !strcmp(s, "all"))
+		*devmem = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms)
 {
 	const char *slash = s ? strchr(s, '/') : NULL;

@@ -63,6 +63,11 @@ int parse_interval_ns(const char *s, uint64_t *out);
 #define DMT_SAMPLING_RANGE \
 	"WINDOW/PERIOD, window 1ms..60s, period 100ms..1h and >= 2x window"
 int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms);
+/*
+ * --pools: "devmem" (true: the per-page programs only for memory-provider
+ * pools) or "all" (false). 0 or -EINVAL.
+ */
+int parse_pools(const char *s, bool *devmem);
 /* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
 /*

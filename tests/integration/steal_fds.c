@@ -107,7 +107,9 @@ static int take(int pid, struct stolen *st, int *first_err)
 
 			if (!strcmp(mi.name, "pools"))
 				st->pools = fd;
-			else if (l >= 4 && !strcmp(mi.name + l - 4, ".bss"))
+			/* devmemtop's own .bss, not the token iterator's (tokiter.bss) */
+			else if (l >= 4 && !strcmp(mi.name + l - 4, ".bss") &&
+				 !strncmp(mi.name, "devmemt", 7))
 				st->bss = fd;
 		}
 	}

@@ -202,6 +202,29 @@ static inline void golden_pools(struct golden_run *g, int k)
 	};
 	strcpy(p[3].ifname, "e\"v\\il\x1b");
 	hist_batch_add(&p[3].refill, 128, 1);
+	/*
+	 * issue 25: the kernel's page pool stats for pool 11 (slow path: 64
+	 * pages a call), none reported for the others; pool 11's queue
+	 * reports rx-alloc-fail
+	 */
+	for (int i = 0; i < GOLDEN_POOLS; i++) {
+		for (int j = 0; j < DMT_PPS__COUNT; j++)
+			p[i].pps[j] = -1;
+		p[i].queue_alloc_fail = -1;
+	}
+	for (int j = 0; j < DMT_PPS__COUNT; j++)
+		p[0].pps[j] = 0;
+	p[0].pps[DMT_PPS_ALLOC_FAST] = 90000 + 1000 * k;
+	p[0].pps[DMT_PPS_ALLOC_SLOW] = 200 + 8 * k;
+	p[0].pps[DMT_PPS_ALLOC_REFILL] = 3000 + 40 * k;
+	p[0].pps[DMT_PPS_ALLOC_EMPTY] = 200 + 8 * k;
+	p[0].pps[DMT_PPS_RECYCLE_CACHED] = 80000 + 900 * k;
+	p[0].pps[DMT_PPS_RECYCLE_RING] = 11000 + 100 * k;
+	p[0].pps[DMT_PPS_RECYCLE_RING_FULL] = 12 + k;
+	p[0].pps[DMT_PPS_RECYCLE_RELEASED_REFCNT] = 7;
+	p[0].slow_holds = 512 * k;
+	p[0].slow_calls = 8 * k;
+	p[0].queue_alloc_fail = k == 3;
 }
 
 static inline void golden_binds(struct golden_run *g, int k)
@@ -219,6 +242,7 @@ static inline void golden_binds(struct golden_run *g, int k)
 		.tok_handed = 1000 + 100 * k, .tok_returned = 690 + 90 * k, .tok_released = 0,
 	};
 	b[0].occupancy = (16384.0 - b[0].free_niovs) / 16384.0;
+	b[0].rx_queues = 1;
 	strcpy(b[0].ifname, "eth0");
 	hist_log2_add(&b[0].alloc_lat_ns, 700, 9 + k);
 	hist_log2_add(&b[0].alloc_lat_ns, 70000, 1 + (k == 3));
@@ -236,6 +260,7 @@ static inline void golden_binds(struct golden_run *g, int k)
 		.freed_ns = k == 3 ? GOLDEN_T0 + 2500000000ULL : 0,
 	};
 	b[1].occupancy = 96.0 / 4096;
+	b[1].rx_queues = 0;
 	strcpy(b[1].ifname, "eth0");
 	hist_log2_add(&b[1].alloc_lat_ns, 3000, 4);
 }
@@ -272,6 +297,7 @@ static inline void golden_snapshot(struct golden_run *g, int k)
 		.provider_calls = 14 + k, .ringbuf_drops = k >= 2, .map_full = 0,
 		.lat_missed = 2, .bpf_stats_enabled = true, .n_progs = 2, .progs = g->progs,
 		.collect_ns = 150000 + 1000 * k,
+		.rxq_bound = 1, .rxq_unbound = 7, .rx_alloc_fail = k == 3,
 	};
 	golden_avail(s->avail);
 	hist_log2_add(&s->tok_cost.per_recvmsg, 4, 50 + 10 * k);

@@ -219,6 +219,28 @@ static void test_token_sources(void **state)
 	dmt_availability__decide(&r, av);
 	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "tcp_destroy_sock: not attached");
 	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "tcp_destroy_sock: not attached");
+	/*
+	 * no token source: tcp_destroy_sock is not loaded either (nothing to
+	 * forget), and the reason is the source's, not the destroy hook's
+	 */
+	tp_only(&r);
+	off(&r, DMT_H_TOK_DESTROY, "not needed: no frag token source");
+	dmt_availability__decide(&r, av);
+	assert_false(dmt_tokens_tracked(&r));
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "no devmem_token_* tracepoints (0009); "
+		"fallback fexit/put_cmsg_notrunc: " EPERM_WHY);
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "no devmem_token_* tracepoints (0009); "
+		"fallback fexit/put_cmsg_notrunc: " EPERM_WHY);
+	/* 0009's tracepoints do not need fentry/tcp_recvmsg */
+	tp_only(&r);
+	r.tok_fallback = false;
+	on(&r, DMT_H_TOK_TP_RECV);
+	on(&r, DMT_H_TOK_TP_DONTNEED);
+	on(&r, DMT_H_TOK_TP_RELEASE);
+	on(&r, DMT_H_TOK_RECVMSG_EXIT);
+	off(&r, DMT_H_TOK_RECVMSG_ENTRY, "not needed: devmem_token_recv opens the call's count");
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_RECVMSG_TOKENS, "fexit/tcp_recvmsg");
 	/* the fallback without its DONTNEED reader */
 	tp_only(&r);
 	with_fentry(&r);
@@ -259,6 +281,18 @@ static void test_light(void **state)
 	UNAVAIL(av, DMT_M_BIND_FREE_LATENCY, "per-niov hook: not attached in light mode");
 	UNAVAIL(av, DMT_M_BIND_PROVIDER_CALLS, EPERM_WHY);
 	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	/* the token iterator: held tokens exact at snapshot time, the rest stays off */
+	r.tok_iter = true;
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS, "iter/tcp: sk_user_frags at snapshot");
+	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "per-token hook: not attached in light mode");
+	/* the iterator refused: its reason, not the per-token hooks' */
+	r.tok_iter = false;
+	snprintf(r.tok_iter_why, sizeof(r.tok_iter_why), "iter/tcp: load refused: %s",
+		 "Operation not permitted");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "iter/tcp: load refused: Operation not permitted");
+	r.tok_iter_why[0] = '\0';
 	/* with the devmem tracepoints: refills of devmem pools are every one */
 	with_devmem_tp(&r);
 	off(&r, DMT_H_DM_NIOV_FREE, "per-niov hook: not attached in light mode");
@@ -297,6 +331,72 @@ static void test_no_devmem_no_netlink(void **state)
 		UNAVAIL(av, DMT_M_NETLINK, "disabled by --no-netlink");
 		assert_true(av[DMT_M_POOL_HOLDS].available);
 	}
+}
+
+/*
+ * The netdev genl figures (issue 25): read at snapshot time whatever the
+ * mode, each with the reason its request failed at start, and the
+ * family's reason when there is no netlink at all.
+ */
+static void test_netdev_requests(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	for (int l = 0; l < 2; l++) {
+		if (l)
+			light(&r);
+		else
+			tp_only(&r);
+		r.pp_stats = r.queues = r.qstats = true;
+		dmt_availability__decide(&r, av);
+		EXACT(av, DMT_M_POOL_STATS, "netdev genl page-pool-stats-get");
+		EXACT(av, DMT_M_QUEUES, "netdev genl queue-get");
+		EXACT(av, DMT_M_QSTATS, "netdev genl qstats-get");
+		r.pp_stats = false;
+		snprintf(r.pp_stats_why, sizeof(r.pp_stats_why), "kernel without "
+			 "CONFIG_PAGE_POOL_STATS (page-pool-stats-get: Operation not supported)");
+		dmt_availability__decide(&r, av);
+		UNAVAIL(av, DMT_M_POOL_STATS, "kernel without CONFIG_PAGE_POOL_STATS "
+			"(page-pool-stats-get: Operation not supported)");
+		EXACT(av, DMT_M_QUEUES, "netdev genl queue-get");
+		r.netlink = false;
+		snprintf(r.nl_why, sizeof(r.nl_why), "disabled by --no-netlink");
+		dmt_availability__decide(&r, av);
+		UNAVAIL(av, DMT_M_POOL_STATS, "disabled by --no-netlink");
+		UNAVAIL(av, DMT_M_QUEUES, "disabled by --no-netlink");
+		UNAVAIL(av, DMT_M_QSTATS, "disabled by --no-netlink");
+	}
+}
+
+/*
+ * --pools devmem in the full mode: holds and releases stay exact (pools of
+ * pages read from their own counters), refill batches become sampled, and
+ * the counter reader is required.
+ */
+static void test_pools_devmem(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+	char why[256];
+
+	tp_only(&r);
+	r.pools_devmem = true;
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_POOL_HOLDS, "devmem: per niov; pages: pool counters at snapshot");
+	EXACT(av, DMT_M_POOL_RELEASES, "devmem: per niov; pages: pool counters at snapshot");
+	assert_true(av[DMT_M_POOL_REFILL].available);
+	assert_true(av[DMT_M_POOL_REFILL].sampled);
+	assert_string_equal(av[DMT_M_POOL_REFILL].source, "devmem exact; pages: 20ms every 10000ms");
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "--pools devmem needs the pool counter reader: light mode only");
+	r.hook[DMT_H_LIGHT_READ].loaded = true;
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	/* without the hold tracepoint nothing is claimed */
+	off(&r, DMT_H_PP_HOLD, "attach failed");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_POOL_REFILL, "attach failed");
+	assert_false(av[DMT_M_POOL_REFILL].sampled);
 }
 
 static void test_attach_check(void **state)
@@ -356,7 +456,8 @@ static void test_mode_policy(void **state)
 	/* -m fentry: no devmem or token tracepoints, fentry kept */
 	for (int h = 0; h < DMT_H__COUNT; h++) {
 		enum dmt_hook_group g = dmt_hooks[h].group;
-		bool want = g != DMT_HG_DEVMEM_TP && g != DMT_HG_TOK_TP && g != DMT_HG_LIGHT;
+		bool want = g != DMT_HG_DEVMEM_TP && g != DMT_HG_TOK_TP && g != DMT_HG_UREF_TP &&
+			    g != DMT_HG_LIGHT;
 
 		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_FENTRY), want);
 		if (!want && g != DMT_HG_LIGHT)
@@ -375,7 +476,8 @@ static void test_mode_policy(void **state)
 		bool per_niov = h == DMT_H_MP_RELEASE_ENTRY || h == DMT_H_MP_RELEASE_EXIT ||
 				h == DMT_H_DM_NIOV_FREE;
 		enum dmt_hook_group g = dmt_hooks[h].group;
-		bool per_tok = g == DMT_HG_TOK_TP || g == DMT_HG_TOK_FENTRY || g == DMT_HG_TOK;
+		bool per_tok = g == DMT_HG_TOK_TP || g == DMT_HG_TOK_FENTRY || g == DMT_HG_TOK ||
+			       g == DMT_HG_UREF_TP;
 
 		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_LIGHT), !per_niov && !per_tok);
 		if (per_niov)
@@ -407,6 +509,8 @@ int main(void)
 		cmocka_unit_test(test_token_sources),
 		cmocka_unit_test(test_light),
 		cmocka_unit_test(test_no_devmem_no_netlink),
+		cmocka_unit_test(test_netdev_requests),
+		cmocka_unit_test(test_pools_devmem),
 		cmocka_unit_test(test_attach_check),
 		cmocka_unit_test(test_mode_policy),
 	};

@@ -42,7 +42,7 @@ static void test_rows(void **state)
 {
 	assert_true(mdef_count > 0);
 	/* the outputs keep fixed room for the table's rows */
-	assert_true(mdef_count <= 64);
+	assert_true(mdef_count <= 128);
 	for (size_t i = 0; i < mdef_count; i++) {
 		const struct mdef *d = &mdefs[i];
 

@@ -516,6 +516,120 @@ static void test_rates_id_learned(void **state)
 	rate_tracker__free(rt);
 }
 
+/* rate_snap with the kernel's slow-path counters: slow + slow_high_order = calls */
+static struct dmt_snapshot *stats_snap(uint64_t t, uint32_t holds, int64_t slow, int64_t ho)
+{
+	struct dmt_snapshot *s = rate_snap(t, 7, holds, holds / 2);
+	struct nl_pp_stats st = { .id = 7, .ifindex = 3 };
+
+	for (int i = 0; i < DMT_PPS__COUNT; i++)
+		st.v[i] = -1;
+	st.v[DMT_PPS_ALLOC_SLOW] = slow;
+	st.v[DMT_PPS_ALLOC_SLOW_HIGH_ORDER] = ho;
+	assert_int_equal(snapbuild_merge_pp_stats(s, &st, 1), 0);
+	return s;
+}
+
+/*
+ * Issue 25: the mean refill batch from the kernel's counters is holds over
+ * slow-path calls, both differenced between snapshots and summed; the first
+ * sight is the base, a counter going backwards adds nothing, a pool without
+ * the stats has none, and a devmem pool (no slow-path calls) has none.
+ */
+static void test_slow_batch_mean(void **state)
+{
+	struct rate_tracker *rt = rate_tracker__new();
+	struct dmt_snapshot *s;
+
+	assert_non_null(rt);
+	s = stats_snap(1, 1000, 10, 0);
+	assert_int_equal(s->pools[0].pps[DMT_PPS_ALLOC_SLOW], 10);
+	assert_int_equal(s->pools[0].pps[DMT_PPS_ALLOC_FAST], -1);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_int_equal(s->pools[0].slow_calls, 0);		/* the base */
+	snapshot__free(s);
+	s = stats_snap(2, 1000 + 64 * 5 + 1, 14, 1);		/* 4 bulk calls of 64, 1 high order */
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_int_equal(s->pools[0].slow_holds, 64 * 5 + 1);
+	assert_int_equal(s->pools[0].slow_calls, 5);
+	snapshot__free(s);
+	s = stats_snap(3, 1000 + 64 * 5 + 1 + 32, 15, 1);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_int_equal(s->pools[0].slow_holds, 64 * 5 + 1 + 32);
+	assert_int_equal(s->pools[0].slow_calls, 6);
+	snapshot__free(s);
+	/* the stats went missing: the sums carry over, nothing is added */
+	s = rate_snap(4, 7, 2000, 1000);
+	assert_int_equal(s->pools[0].pps[DMT_PPS_ALLOC_SLOW], -1);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_int_equal(s->pools[0].slow_calls, 6);
+	snapshot__free(s);
+	/* a slow counter lower than before (another pool's?): nothing added */
+	s = stats_snap(5, 2100, 3, 0);
+	assert_int_equal(rate_tracker__apply(rt, s), 0);
+	assert_int_equal(s->pools[0].slow_calls, 6);
+	assert_int_equal(s->pools[0].slow_holds, 64 * 5 + 1 + 32);
+	snapshot__free(s);
+	rate_tracker__free(rt);
+}
+
+/* queue-get and qstats-get: bound and unbound RX queues, per binding, per pool's queue */
+static void test_merge_queues(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_pool v = map_pool(0xa000, 7, 10, 5);
+	struct nl_queue q[] = {
+		{ .id = 0, .ifindex = 3, .type = 0, .napi_id = 100 },
+		{ .id = 1, .ifindex = 3, .type = 0, .napi_id = 101, .dmabuf = 9 },
+		{ .id = 2, .ifindex = 3, .type = 0, .napi_id = 102, .dmabuf = 9 },
+		{ .id = 0, .ifindex = 3, .type = 1, .napi_id = 100 },		/* tx: not counted */
+		{ .id = 0, .ifindex = 4, .type = 0, .dmabuf = 77 },		/* binding not seen */
+	};
+	struct nl_qstats dev[] = {
+		{ .ifindex = 3, .queue = -1, .rx_alloc_fail = 5 },
+		{ .ifindex = 4, .queue = -1, .rx_alloc_fail = -1 },		/* not reported */
+		{ .ifindex = 5, .queue = -1, .rx_alloc_fail = 2 },
+	};
+	struct nl_qstats perq[] = {
+		{ .ifindex = 3, .queue = 1, .rx_alloc_fail = 4 },
+		{ .ifindex = 3, .queue = 2, .rx_alloc_fail = 1 },
+	};
+	struct snapbuild_queues in = { .queues_ok = true, .queues = q, .n_queues = 5,
+				       .dev = dev, .n_dev = 3, .perq = perq, .n_perq = 2 };
+	size_t cap = 0;
+
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);	/* queue 2 from the netdev */
+	v = map_pool(0xb000, 8, 10, 5);
+	v.attr_src = DMT_ATTR_NAPI;				/* no queue: by its NAPI */
+	v.napi_id = 101;
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+	v = map_pool(0xc000, 9, 10, 5);
+	v.attr_src = DMT_ATTR_NAPI;				/* a NAPI no queue has */
+	v.napi_id = 555;
+	assert_int_equal(snapbuild_add_pool(s, &cap, &v), 0);
+	assert_non_null(snapbuild_binding_new(s, 9));
+	assert_non_null(snapbuild_binding_new(s, 10));
+	assert_int_equal(s->bindings[0].rx_queues, -1);
+	snapbuild_merge_queues(s, &in);
+	assert_int_equal(s->rxq_bound, 3);
+	assert_int_equal(s->rxq_unbound, 1);
+	assert_int_equal(s->bindings[0].rx_queues, 2);
+	assert_int_equal(s->bindings[1].rx_queues, 0);
+	assert_int_equal(s->rx_alloc_fail, 7);
+	assert_int_equal(s->pools[0].queue_alloc_fail, 1);
+	assert_int_equal(s->pools[1].queue_alloc_fail, 4);
+	assert_int_equal(s->pools[2].queue_alloc_fail, -1);
+	/* both dumps failed: every figure unknown */
+	in = (struct snapbuild_queues){};
+	snapbuild_merge_queues(s, &in);
+	assert_int_equal(s->rxq_bound, -1);
+	assert_int_equal(s->rxq_unbound, -1);
+	assert_int_equal(s->rx_alloc_fail, -1);
+	assert_int_equal(s->pools[0].queue_alloc_fail, -1);
+	assert_int_equal(s->bindings[0].rx_queues, -1);
+	snapshot__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +645,8 @@ int main(void)
 		cmocka_unit_test(test_walk_precedence),
 		cmocka_unit_test(test_light_niov_frees),
 		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_slow_batch_mean),
+		cmocka_unit_test(test_merge_queues),
 		cmocka_unit_test(test_rates_address_reuse),
 	};
 

@@ -269,7 +269,7 @@ static void test_bad_specs(void **state)
 
 static void test_unknown_metric_lists_all(void **state)
 {
-	char err[2048];
+	char err[4096];
 	struct gate_spec *s = parse("thresholds:\n  - metric: nope\n    expect: [count > 0]\n",
 				    err, sizeof(err));
 

@@ -93,10 +93,58 @@ static void test_cost_copy(void **state)
 	assert_int_equal(dst.dontneed_mismatch, 0);
 }
 
+/* SO_DEVMEM_AUTORELEASE off: one entry per (binding, niov) with the
+ * kernel's count, key.sk 0; a manual socket is a row from its holder. */
+#define UREF(b, n, c, ts) { .key = { .sk = 0, .token = (n), .pad = (b) }, \
+			    .val = { .ts_ns = (ts), .binding_id = (b), .niov_idx = (n), \
+				     .count = (c) } }
+
+static void test_manual_counts(void **state)
+{
+	/* binding 7 read without autorelease by socket 0xd0: niov 5 holds 3
+	 * tokens (frags of one niov), niov 6 one; socket 0xa0 reads binding 7
+	 * with autorelease: 2 tokens, one on niov 5 too */
+	struct dmt_tok_entry t[] = {
+		UREF(7, 5, 3, 100), TOK(0xa0, 1, 7, 5, 500), UREF(7, 6, 1, 200),
+		TOK(0xa0, 2, 7, 8, 600),
+	};
+	struct dmt_holder h[] = {
+		{ .sk = 0xd0, .tgid = 50, .binding_id = 7, .comm = "man", .handed = 9,
+		  .returned = 5, .manual = 1, .cgroup_id = 4711 },
+		{ .sk = 0xa0, .tgid = 51, .binding_id = 7, .comm = "auto", .handed = 2 },
+		/* a manual socket that returned all it got: no row */
+		{ .sk = 0xe0, .tgid = 52, .binding_id = 7, .comm = "done", .handed = 4,
+		  .returned = 4, .manual = 1 },
+	};
+	const struct tok_binding_held *b;
+	struct tok_agg a;
+
+	assert_int_equal(tokens__aggregate(t, 4, h, 3, 1000, &a), 0);
+	b = tok_agg__binding(&a, 7);
+	assert_non_null(b);
+	assert_int_equal(b->tokens, 3 + 1 + 2);
+	assert_int_equal(b->niovs, 3);		/* 5, 6, 8 */
+	assert_int_equal(b->manual_niovs, 2);	/* 5, 6 */
+	assert_int_equal(a.n_holders, 2);
+	assert_int_equal(a.holders[0].sk, 0xd0);
+	assert_true(a.holders[0].manual);
+	assert_int_equal(a.holders[0].pid, 50);
+	assert_int_equal(a.holders[0].tokens, 4);	/* got 9, returned 5 */
+	assert_int_equal(a.holders[0].niovs, 2);
+	assert_int_equal(a.holders[0].oldest_age_ns, 900);
+	assert_int_equal(a.holders[0].cgroup_id, 4711);	/* its pod, as with autorelease */
+	assert_int_equal(a.holders[1].sk, 0xa0);
+	assert_false(a.holders[1].manual);
+	assert_int_equal(a.holders[1].tokens, 2);
+	assert_int_equal(a.holders[1].niovs, 2);
+	tok_agg__free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_tokens_one_niov),
+		cmocka_unit_test(test_manual_counts),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_cost_copy),
 	};

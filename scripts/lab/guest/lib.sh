@@ -199,7 +199,7 @@ lab_trace_stop() {
 lab_interval() {
 	case $1 in
 	exhaust) echo 100ms ;;
-	bulk|leak|ncdevmem|multiqueue|selftests|race) echo 200ms ;;
+	bulk|leak|ncdevmem|multiqueue|selftests|race|autorelease) echo 200ms ;;
 	esac
 }
 

@@ -8,8 +8,8 @@
 # with a fresh random pod uid and container id, and holds its tokens for a
 # while (--leak --linger). devmemtop runs in the root cgroup: the live view
 # in batch mode, --json (devmem tracepoints, and -m fentry: the
-# put_cmsg_notrunc fallback), -m light (no token hooks: holders
-# unavailable, with the reason), a recording and the exporter (scraped
+# put_cmsg_notrunc fallback), -m light (no token hooks: holders read at
+# snapshot time by the TCP socket iterator), a recording and the exporter (scraped
 # while every token is held). assert_pods.py checks that
 # the holders show that pod uid and container id, the cgroup path and its
 # id (the directory's inode), in every output.

@@ -476,7 +476,12 @@ struct rx_opts {
 	uint32_t rx_page_size;	/* 0: not sent */
 	unsigned int race_ids;	/* --race-dontneed: ids 1..N returned by a thread */
 	uint64_t niov_size;	/* rx_page_size, or the page size */
+	int autorelease;	/* --autorelease: -1 not set, 0 off, 1 on */
+	enum { VERIFY_ALL, VERIFY_SAMPLE, VERIFY_NONE } verify;
 };
+
+/* --verify sample: one dmabuf frag in this many is checked */
+#define VERIFY_SAMPLE_EVERY	64
 
 struct rx_stats {
 	uint64_t bytes, dmabuf_bytes, linear_bytes, frags, mismatches;
@@ -484,6 +489,9 @@ struct rx_stats {
 	uint64_t tokens_returned, dontneed_calls, max_held, wrong_binding;
 	uint64_t max_frag, frags_over_niov, recvmsg_calls;
 	uint64_t tokens_short;	/* --race-dontneed: asked back, already gone */
+	uint64_t dontneed_ranges;	/* dmabuf_token ranges over all calls */
+	uint64_t frags_verified;
+	uint64_t token_not_niov;	/* autorelease off: token != net_iov index */
 	bool eof, idle;
 	double secs, sys_secs, user_secs;
 };
@@ -567,6 +575,7 @@ static int tokens_return(int fd, struct token_set *ts, struct rx_stats *st,
 		ret = setsockopt(fd, SOL_SOCKET, DT_SO_DEVMEM_DONTNEED, toks,
 				 nt * sizeof(toks[0]));
 		st->dontneed_calls++;
+		st->dontneed_ranges += nt;
 		if (ret < 0) {
 			err_msg("SO_DEVMEM_DONTNEED: %s", strerror(errno));
 			return -errno;
@@ -631,6 +640,49 @@ static int listen_and_accept(unsigned int port, int timeout_ms)
 	ret = fd < 0 ? -errno : fd;
 	close(lfd);
 	return ret;
+}
+
+/* --verify: all frags (default), one in VERIFY_SAMPLE_EVERY, or none (the
+ * two DMA_BUF_IOCTL_SYNC calls per checked frag are receiver system time
+ * that would swamp what the token path costs).
+ */
+static bool verify_this(const struct rx_opts *o, const struct rx_stats *st)
+{
+	switch (o->verify) {
+	case VERIFY_ALL:
+		return true;
+	case VERIFY_SAMPLE:
+		return st->frags % VERIFY_SAMPLE_EVERY == 0;
+	default:
+		return false;
+	}
+}
+
+/* --autorelease on|off: SO_DEVMEM_AUTORELEASE on the accepted socket,
+ * before its first recvmsg. Returns 0, or -errno (-ENOPROTOOPT: a kernel
+ * without the option, e.g. the lab's baseline).
+ */
+static int set_autorelease(int fd, int on)
+{
+	int v = on, got = -1;
+	socklen_t len = sizeof(got);
+
+	if (setsockopt(fd, SOL_SOCKET, DT_SO_DEVMEM_AUTORELEASE, &v, sizeof(v)))
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, DT_SO_DEVMEM_AUTORELEASE, &got, &len))
+		return -errno;
+	return got == on ? 0 : -EPROTO;
+}
+
+/* The socket's mode as the kernel reports it: 1, 0, or -1 (no option). */
+static int get_autorelease(int fd)
+{
+	int got = -1;
+	socklen_t len = sizeof(got);
+
+	if (getsockopt(fd, SOL_SOCKET, DT_SO_DEVMEM_AUTORELEASE, &got, &len))
+		return -1;
+	return got;
 }
 
 /* Receive until EOF, @expect bytes, or @idle_ms without data. */
@@ -710,13 +762,18 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 					(unsigned long long)dc->frag_offset,
 					dc->frag_size);
 				st->mismatches += dc->frag_size;
-			} else if (!o->race_ids) {
+			} else if (!o->race_ids && verify_this(o, st)) {
 				/* racing returns recycle net_iovs under us */
 				dmabuf_sync(ub->fd, DMA_BUF_SYNC_START);
 				verify(ub->map + dc->frag_offset, dc->frag_size,
 				       st->bytes, o, st);
 				dmabuf_sync(ub->fd, DMA_BUF_SYNC_END);
+				st->frags_verified++;
 			}
+			/* without autorelease the token is the net_iov's index */
+			if (o->autorelease == 0 &&
+			    dc->frag_token != dc->frag_offset / o->niov_size)
+				st->token_not_niov++;
 			/* a frag never crosses its net_iov */
 			if (dc->frag_offset % o->niov_size + dc->frag_size >
 			    o->niov_size)
@@ -795,7 +852,8 @@ static void rx_usage(FILE *f)
 		"          [--dmabuf udmabuf|heap] [--rx-page-size SIZE]\n"
 		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
 		"          [--hold] [--leak] [--unbind-first] [--linger MS]\n"
-		"          [--race-dontneed N]\n"
+		"          [--race-dontneed N] [--autorelease on|off]\n"
+		"          [--verify all|sample|none]\n"
 		"  --dmabuf        udmabuf (memfd, default) or heap (/dev/dma_heap/system,\n"
 		"                  buddy chunks up to 1 MiB: the one that backs large net_iovs)\n"
 		"  --rx-page-size  net_iov size of the binding (NETDEV_A_DMABUF_RX_PAGE_SIZE),\n"
@@ -809,6 +867,12 @@ static void rx_usage(FILE *f)
 		"                  unbinding (prints 'lingering' on stderr; SIGUSR1 ends it)\n"
 		"  --race-dontneed N  a second thread returns token ids 1..N in a loop while\n"
 		"                  receiving (the frag token commit race); no payload check\n"
+		"  --autorelease   SO_DEVMEM_AUTORELEASE on the accepted socket (lab kernel\n"
+		"                  patch 0012); off: tokens are net_iov indices, counted on\n"
+		"                  the net_iov, drained at unbind. Exit 77 with ENOPROTOOPT\n"
+		"                  on a kernel without it\n"
+		"  --verify        check every dmabuf frag's payload (all, default), one in\n"
+		"                  64 (sample) or none (no dma-buf sync ioctls either)\n"
 		"JSON: pages_held = distinct net_iovs behind the tokens held at the end\n"
 		"(a frag split over two recvmsg calls gives two tokens for one net_iov);\n"
 		"sys_seconds/user_seconds = this process's CPU while receiving and\n"
@@ -832,13 +896,17 @@ static int cmd_rx(int argc, char **argv)
 		{ "dmabuf", required_argument, NULL, 'D' },
 		{ "rx-page-size", required_argument, NULL, 'P' },
 		{ "race-dontneed", required_argument, NULL, 'R' },
+		{ "autorelease", required_argument, NULL, 'A' },
+		{ "verify", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct rx_opts o = {
 		.dmabuf_size = 64 << 20, .expect = -1, .idle_ms = 10000,
-		.niov_size = PAGE_SZ,
+		.niov_size = PAGE_SZ, .autorelease = -1,
 	};
+	static const char * const verify_names[] = { "all", "sample", "none" };
+	int mode = -1;
 	double sys0, user0, sys1, user1;
 	long long v;
 	struct rx_stats st = { .first_mismatch = -1 };
@@ -909,6 +977,24 @@ static int cmd_rx(int argc, char **argv)
 			    !o.race_ids)
 				goto bad_value;
 			break;
+		case 'A':
+			if (!strcmp(optarg, "on"))
+				o.autorelease = 1;
+			else if (!strcmp(optarg, "off"))
+				o.autorelease = 0;
+			else
+				goto bad_value;
+			break;
+		case 'V':
+			if (!strcmp(optarg, "all"))
+				o.verify = VERIFY_ALL;
+			else if (!strcmp(optarg, "sample"))
+				o.verify = VERIFY_SAMPLE;
+			else if (!strcmp(optarg, "none"))
+				o.verify = VERIFY_NONE;
+			else
+				goto bad_value;
+			break;
 		case 'h': rx_usage(stdout); return 0;
 		default: rx_usage(stderr); return 2;
 		}
@@ -956,6 +1042,25 @@ static int cmd_rx(int argc, char **argv)
 		err_msg("rx: accept on port %u: %s", o.port, strerror(-err));
 		goto cleanup;
 	}
+	if (o.autorelease >= 0) {
+		err = set_autorelease(fd, o.autorelease);
+		if (err == -ENOPROTOOPT) {
+			err_msg("rx: SKIP: SO_DEVMEM_AUTORELEASE: %s (a kernel without the option)",
+				strerror(-err));
+			close(fd);
+			fd = -1;
+			nl_ctx_close(&nl);
+			udmabuf_destroy(&ub);
+			printf("{\"role\":\"rx\",\"skip\":\"SO_DEVMEM_AUTORELEASE: ENOPROTOOPT\"}\n");
+			return 77;
+		}
+		if (err) {
+			err_msg("rx: SO_DEVMEM_AUTORELEASE %s: %s",
+				o.autorelease ? "on" : "off", strerror(-err));
+			goto cleanup;
+		}
+	}
+	mode = get_autorelease(fd);
 	t0 = now_s();
 	/* CPU of receiving and of returning the tokens (--hold: at the end) */
 	cpu_times(&sys0, &user0);
@@ -1056,6 +1161,11 @@ cleanup:
 	       ",\"recvmsg_calls\":%" PRIu64 ",\"sys_seconds\":%.3f,\"user_seconds\":%.3f",
 	       src_names[o.src], o.rx_page_size, o.niov_size, st.max_frag,
 	       st.frags_over_niov, st.recvmsg_calls, st.sys_secs, st.user_secs);
+	/* issue 21: the socket's token mode (null: the kernel has no option) */
+	printf(",\"autorelease\":%s,\"verify\":\"%s\",\"frags_verified\":%" PRIu64
+	       ",\"dontneed_ranges\":%" PRIu64 ",\"token_not_niov\":%" PRIu64,
+	       mode < 0 ? "null" : mode ? "true" : "false", verify_names[o.verify],
+	       st.frags_verified, st.dontneed_ranges, st.token_not_niov);
 	if (have_end) {
 		printf(",\"pools_at_end\":");
 		print_pools(stdout, &at_end, ifindex);

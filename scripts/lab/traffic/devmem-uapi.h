@@ -16,6 +16,8 @@
 #define DT_SO_DEVMEM_DMABUF	79
 #define DT_SCM_DEVMEM_DMABUF	DT_SO_DEVMEM_DMABUF
 #define DT_SO_DEVMEM_DONTNEED	80
+/* lab kernel-patches 0012 (not upstream: the v6 posting's number) */
+#define DT_SO_DEVMEM_AUTORELEASE	85
 
 /* include/linux/socket.h */
 #define DT_MSG_SOCK_DEVMEM	0x2000000

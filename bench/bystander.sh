@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# What devmemtop costs the host's ordinary (not devmem) TCP traffic: a
+# request/response loop (transactions/s) and a one-way stream (bytes/s),
+# build/bench/bystander on the veth test bed in two namespaces of our own,
+# with devmemtop attached in each mode against not attached, the modes
+# alternating inside every round (rotated, so drift and position hit each
+# alike). Per mode and workload: the median rate against the unattached
+# median, the spread of the per-round ratios, the BPF time devmemtop's
+# programs ran per transaction / per MiB (kernel.bpf_stats_enabled, which
+# itself adds a little to every program run: the cost shown is if anything
+# high), that BPF time as a share of the workload's time (BPF time) and
+# `devmemtop compare --values`' verdict at a 1 % noise threshold.
+# Goal: >= 99 % of the unattached rate in every mode.
+#
+# usage: bench/bystander.sh [ROUNDS] [SECONDS]   (root; default 5 rounds of 5 s;
+#        make bench-bystander)
+# BYST_MODES   modes to attach (default "auto light"; -m values of devmemtop,
+#              and "sham": a sleeping process pinned where devmemtop runs,
+#              attached to nothing: the control for what is not BPF)
+# BYST_SETTLE  seconds between attaching (or detaching) and measuring (3)
+# BYST_SIZE    request/response message size (default 64 bytes)
+# BYST_XDP=0   no XDP_PASS on the receiver: veth runs no page pool, so only
+#              the token side (tcp_recvmsg, tcp_destroy_sock) can cost anything;
+#              default 1, a page pool on the receive path as on an mlx5 host
+# BYST_OUT     where the per-run values go (default build/bench/bystander-runs)
+source "$(dirname "$0")/../tests/integration/lib.sh"
+ROUNDS=${1:-5}
+SECS=${2:-5}
+MODES=(${BYST_MODES:-auto light})
+SIZE=${BYST_SIZE:-64}
+SETTLE=${BYST_SETTLE:-3}
+OUT=${BYST_OUT:-$TOP/build/bench/bystander-runs}
+BYST=$TOP/build/bench/bystander
+need_root
+need_dmt
+need_cmd bpftool
+[ -x "$BYST" ] || fail "$BYST not built (make bench-assets)"
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$SECS" =~ ^[1-9][0-9]*$ ]] ||
+	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS]"
+
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
+trap restore EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# total run_time_ns and run_cnt of the programs a process holds
+bpf_ns() {
+	local id t=0 n=0
+	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
+		read -r a b < <(bpftool -j prog show id "$id" 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j.get("run_time_ns", 0), j.get("run_cnt", 0))') || continue
+		t=$((t + a)); n=$((n + b))
+	done
+	echo "$t $n"
+}
+
+# devmemtop on CPU 0, both ends of the traffic on the last CPU (as bench/light.sh)
+ncpu=$(nproc)
+pin_dmt=(); pin_tr=()
+if [ "$ncpu" -ge 2 ]; then
+	pin_dmt=(taskset -c 0)
+	pin_tr=(taskset -c $((ncpu - 1)))
+fi
+testbed_up
+if [ "${BYST_XDP:-1}" = 0 ]; then
+	ip -n "$NS_RX" link set dev "$IF_RX" xdp off || fail "detach XDP from $IF_RX"
+fi
+"${pin_tr[@]}" ip netns exec "$NS_RX" "$BYST" server $ADDR_RX $PORT 2>"$TMPD/srv.err" &
+_TB_PIDS+=($!)
+mkdir -p "$OUT" || fail "mkdir $OUT"
+rm -f "$OUT"/*.values "$OUT/rows"
+
+# one round of one mode: attach (unless off), both workloads, detach
+run_one() {
+	local mode=$1 dmt= a0= n0= a1= n1= rr st
+	if [ "$mode" = sham ]; then
+		# a process where devmemtop would be, attached to nothing
+		"${pin_dmt[@]}" sleep 3600 &
+		dmt=$!
+		_TB_PIDS+=($dmt)
+		a0=0 n0=0
+	elif [ "$mode" != off ]; then
+		: >"$TMPD/dmt.json"
+		"${pin_dmt[@]}" "$DMT" --json -i 1s -m "$mode" >"$TMPD/dmt.json" 2>"$TMPD/dmt.err" &
+		dmt=$!
+		_TB_PIDS+=($dmt)
+		# attached once its first snapshot is out
+		local end=$((SECONDS + 60))
+		until [ -s "$TMPD/dmt.json" ]; do
+			kill -0 $dmt 2>/dev/null || fail "devmemtop -m $mode exited: $(cat "$TMPD/dmt.err")"
+			[ $SECONDS -lt $end ] || fail "devmemtop -m $mode: no snapshot in 60 s"
+			sleep 0.1
+		done
+		read -r a0 n0 < <(bpf_ns $dmt)
+	fi
+	# what attaching or the last detach left running (RCU callbacks, freeing) settles first
+	sleep "$SETTLE"
+	[ -z "$dmt" ] || read -r a0 n0 < <(bpf_ns $dmt)
+	rr=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" rr $ADDR_RX $PORT "$SECS" "$SIZE") ||
+		fail "rr: $(cat "$TMPD/srv.err")"
+	[ -n "$dmt" ] && read -r a1 n1 < <(bpf_ns $dmt)
+	st=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" stream $ADDR_RX $PORT "$SECS") ||
+		fail "stream: $(cat "$TMPD/srv.err")"
+	if [ -n "$dmt" ]; then
+		read -r a2 n2 < <(bpf_ns $dmt)
+		# sham: a background job ignores SIGINT
+		kill -"$([ "$mode" = sham ] && echo TERM || echo INT)" $dmt; wait $dmt 2>/dev/null
+		[ "$mode" != sham ] || a0=0 n0=0 a1=0 n1=0 a2=0 n2=0
+	else
+		a0=0 n0=0 a1=0 n1=0 a2=0 n2=0
+	fi
+	echo "$rr" >>"$OUT/rr-$mode.values"
+	echo "$st" >>"$OUT/stream-$mode.values"
+	echo "$round $mode $rr $st $((a1 - a0)) $((n1 - n0)) $((a2 - a1)) $((n2 - n1))" >>"$OUT/rows"
+	log "round $round $mode: rr $rr/s stream $((${st%.*} / 1048576)) MiB/s"
+}
+
+all=(off "${MODES[@]}")
+for ((round = 1; round <= ROUNDS; round++)); do
+	for ((k = 0; k < ${#all[@]}; k++)); do
+		run_one "${all[$(((k + round - 1) % ${#all[@]}))]}"
+	done
+done
+
+echo "bystander: $ROUNDS rounds x ${SECS}s, rr ${SIZE} B messages, stream 64 KiB reads," \
+     "XDP_PASS ${BYST_XDP:-1}, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$OUT/rows" "$SECS" "${MODES[@]}" <<'PY'
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+secs, modes = float(sys.argv[2]), sys.argv[3:]
+by = {}
+for r, mode, rr, sm, rr_ns, rr_n, sm_ns, sm_n in rows:
+    by.setdefault(mode, {})[int(r)] = (float(rr), float(sm), int(rr_ns), int(rr_n),
+                                       int(sm_ns), int(sm_n))
+off = by["off"]
+print(f"{'mode':<8} {'workload':<8} {'unattached':>12} {'attached':>12} {'ratio':>7} "
+      f"{'per-round ratio':>17} {'BPF runs':>10} {'BPF ns':>14} {'BPF time':>9}")
+for mode in modes:
+    for w, unit in ((0, "tx/s"), (1, "MiB/s")):
+        ratios = [by[mode][r][w] / off[r][w] for r in off if r in by[mode]]
+        b, a = st.median(v[w] for v in off.values()), st.median(v[w] for v in by[mode].values())
+        div = 1 if w == 0 else 1048576
+        ns = sum(v[2 + 2 * w] for v in by[mode].values())
+        runs = sum(v[3 + 2 * w] for v in by[mode].values())
+        # BPF ns per transaction, or per MiB streamed
+        per = ns / (sum(v[w] for v in by[mode].values()) * secs / div)
+        what = "ns/tx" if w == 0 else "ns/MiB"
+        print(f"{mode:<8} {('rr' if w == 0 else 'stream'):<8} {b / div:>8.0f} {unit:<3} "
+              f"{a / div:>8.0f} {unit:<3} {a / b:>6.2%} {min(ratios):>7.2%}..{max(ratios):.2%} "
+              f"{runs / len(by[mode]) / secs:>8.0f}/s {per:>8.0f} {what} "
+              f"{ns / (len(by[mode]) * secs * 1e9):>8.3%}")
+PY
+for mode in "${MODES[@]}"; do
+	for w in rr stream; do
+		printf '%s %s: ' "$mode" "$w"
+		"$DMT" compare --values --better higher --noise 1% "$OUT/$w-off.values" -- \
+			"$OUT/$w-$mode.values" 2>&1 | sed -n 's/^values *//p'
+	done
+done
+echo "values per run: $OUT/{rr,stream}-MODE.values (goal: >= 99 % of unattached in every mode)"
