@@ -47,13 +47,23 @@ for p in top exp rec; do
 	kill -0 "${!p}" 2>/dev/null || fail "$p exited: $(cat "$TMPD"/*.err)"
 done
 wt=$(wakeups $top 6) we=$(wakeups $exp 6) wr=$(wakeups $rec 6)
-log "wake-ups per second at -i 1s: top $wt, export $we, record $wr"
-for p in wt we wr; do
-	python3 -c "import sys; sys.exit(0 if ${!p} <= 1.5 else 1)" ||
-		fail "$p: ${!p} wake-ups per second at -i 1s (want <= 1.5: no polling tick)"
-done
 kill $top $exp $rec
 wait $top $exp $rec 2>/dev/null
+# record also wakes for each batch of pool events it records, and those
+# come from any pool of the host: another test or suite beside this one
+# that makes and destroys pools (one XDP toggle a second on a 64-queue
+# veth: 2.7 wake-ups a second instead of 1.1) is not a polling tick. Each
+# event it recorded over its whole run may have cost one wake-up in the
+# measured 6 s; with none, the bound is the same 1.5 a second.
+ev=$(sed -n 's/.* snapshots, \([0-9]*\) events,.*/\1/p' "$TMPD/record.err")
+[ -n "$ev" ] || fail "record printed no event count: $(cat "$TMPD/record.err")"
+log "wake-ups per second at -i 1s: top $wt, export $we, record $wr ($ev events recorded over its run)"
+for p in wt we wr; do
+	extra=0
+	[ $p = wr ] && extra=$ev
+	python3 -c "import sys; sys.exit(0 if ${!p} <= 1.5 + $extra / 6 else 1)" ||
+		fail "$p: ${!p} wake-ups per second at -i 1s (want <= 1.5, plus one per recorded event: no polling tick)"
+done
 
 "$DMT" --json -i 1h -m light >/dev/null 2>"$TMPD/top.err" &
 top=$!
