@@ -25,6 +25,7 @@
 #              default 1, a page pool on the receive path as on an mlx5 host
 # BYST_OUT     where the per-run values go (default build/bench/bystander-runs)
 source "$(dirname "$0")/../tests/integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
 MODES=(${BYST_MODES:-auto light})
@@ -39,10 +40,7 @@ need_cmd bpftool
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$SECS" =~ ^[1-9][0-9]*$ ]] ||
 	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS]"
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
-trap restore EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+bench_bpf_stats_on
 
 # total run_time_ns and run_cnt of the programs a process holds
 bpf_ns() {

@@ -17,6 +17,7 @@
 # usage: bench/light.sh [SECONDS] [PERCENTS...]  (root; default 10 s at 10 50 100)
 # LIGHT_SAMPLING (default 20ms/10s, the mode's default).
 source "$(dirname "$0")/../tests/integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
 SECS=${1:-10}
 shift || true
 PCTS=("${@:-10}")
@@ -31,10 +32,7 @@ need_root
 need_dmt
 need_cmd bpftool
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
-trap restore EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+bench_bpf_stats_on
 
 # total run_time_ns and run_cnt of the programs a process holds
 bpf_ns() {

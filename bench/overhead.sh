@@ -10,6 +10,7 @@
 #
 # usage: bench/overhead.sh [ROUNDS] [SECONDS]     (root; default 3 rounds of 6 s)
 source "$(dirname "$0")/../tests/integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 SECS=${2:-6}
 need_root
@@ -20,19 +21,8 @@ ATTACH=$TOP/build/bench/attach
 EMPTY=$TOP/build/bench/empty.bpf.o
 [ -x "$ATTACH" ] && [ -f "$EMPTY" ] || fail "make bench-assets first"
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
-trap restore EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+bench_bpf_stats_on
 
-# prog id -> "name run_time_ns run_cnt" for the programs a process holds
-prog_stats() {
-	local id
-	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
-		bpftool -j prog show id "$id" 2>/dev/null
-		echo
-	done
-}
 
 testbed_up
 "$DMT" --json -i 1s >/dev/null 2>"$TMPD/dmt.err" &

@@ -17,6 +17,7 @@
 #        TB_RX_CHUNK=8388608 bench/pools.sh ...  the bed's highest event rate
 #        (the receiver reads 8 MiB at a time: every page a hold and a release)
 source "$(dirname "$0")/../tests/integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-4}
 need_root
@@ -26,19 +27,8 @@ ATTACH=$TOP/build/bench/attach
 EMPTY=$TOP/build/bench/empty.bpf.o
 [ -x "$ATTACH" ] && [ -f "$EMPTY" ] || fail "make bench-assets first"
 
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-restore() { sysctl -qw kernel.bpf_stats_enabled="$old_stats"; cleanup; }
-trap restore EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+bench_bpf_stats_on
 
-# the programs a process holds, as bpftool prints them (JSON, one a line)
-prog_stats() {
-	local id
-	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
-		bpftool -j prog show id "$id" 2>/dev/null
-		echo
-	done
-}
 
 testbed_up
 "$DMT" --json -i 1s --pools all >/dev/null 2>"$TMPD/all.err" &
