@@ -79,6 +79,19 @@ static int count_bindings(struct dmt_tok_entry *toks, size_t n, struct tok_agg *
 	return 0;
 }
 
+/* A zeroed row at the end of out->holders, NULL when out of memory. */
+static struct dmt_holder_snap *holder_new(struct tok_agg *out)
+{
+	struct dmt_holder_snap *h = realloc(out->holders, (out->n_holders + 1) * sizeof(*h));
+
+	if (!h)
+		return NULL;
+	out->holders = h;
+	h = &h[out->n_holders++];
+	memset(h, 0, sizeof(*h));
+	return h;
+}
+
 /* What the BPF side's holder entry says of a socket, into its snapshot row. */
 static void holder_fill(struct dmt_holder_snap *h, const struct dmt_holder *src)
 {
@@ -108,12 +121,9 @@ static int count_manual(const struct dmt_tok_entry *toks, size_t n,
 
 		if (!src->manual || src->handed <= src->returned)
 			continue;
-		h = realloc(out->holders, (out->n_holders + 1) * sizeof(*h));
+		h = holder_new(out);
 		if (!h)
 			return -ENOMEM;
-		out->holders = h;
-		h = &h[out->n_holders++];
-		memset(h, 0, sizeof(*h));
 		h->sk = src->sk;
 		holder_fill(h, src);
 		h->manual = true;
@@ -153,12 +163,9 @@ static int count_sockets(struct dmt_tok_entry *toks, size_t n, const struct dmt_
 		if (!i || toks[i - 1].key.sk != t->key.sk) {
 			const struct dmt_holder *src = holder_find(holders, nh, t->key.sk);
 
-			h = realloc(out->holders, (out->n_holders + 1) * sizeof(*h));
+			h = holder_new(out);
 			if (!h)
 				return -ENOMEM;
-			out->holders = h;
-			h = &h[out->n_holders++];
-			memset(h, 0, sizeof(*h));
 			h->sk = t->key.sk;
 			h->binding_id = t->val.binding_id;
 			if (src)
