@@ -146,7 +146,7 @@ $(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-test-assets: $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/bench/bystander	# 79-token-bystander
+test-assets: $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/bench/bystander $(CORE_LIB)	# 79-token-bystander; 94 links the core
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
