@@ -323,7 +323,7 @@ def pp_stats_vs_ours(c, d):
             c.skip(name, "page-pool-stats-get unavailable: %s" % av.get("reason"))
             continue
         exact_refill = s["metrics"].get("pool_refill_batch", {}).get("method") == "exact"
-        seen, bad = [], []
+        seen, bad, known = [], [], []
         for p in s["pools"]:
             if p.get("binding_id") is None or p.get("alloc_fast") is None:
                 continue
@@ -338,7 +338,17 @@ def pp_stats_vs_ours(c, d):
                 bad.append("pool %s releases" % p["id"])
             if exact_refill and p["alloc_waive"] == 0 and (
                     rb["count"] != p["alloc_empty"] or rb["sum"] != p["holds"]):
-                bad.append("pool %s refills" % p["id"])
+                if (c.kernel == "patched" and rb["count"] == p["alloc_empty"] - 1 and
+                        p["holds"] - rb["sum"] == rb["max"]):
+                    # seen 2026-12-01 (issue 25, open): on the bulk-refill
+                    # kernel the full mode's refill histogram lacks the
+                    # pool's first batch (19 of 64 for 20 provider calls,
+                    # 1216 of 1280 holds; light mode has all 20): exactly
+                    # one batch missing, anything else fails
+                    known.append("pool %s: refill histogram %d batches, alloc_empty %d"
+                                 % (p["id"], rb["count"], p["alloc_empty"]))
+                else:
+                    bad.append("pool %s refills" % p["id"])
             if p["alloc_slow"] == 0 and (p["refill_batch_mean"] is not None or
                                          p["alloc_slow_ratio"] is not None):
                 bad.append("pool %s derived figures" % p["id"])
@@ -349,6 +359,9 @@ def pp_stats_vs_ours(c, d):
             bad.append("queue-get")
         c.check(name, len(seen) > 1 and not bad, "; ".join(seen),
                 ", ".join(bad) if bad else "no devmem pool with stats")
+        if known:
+            c.skip(name + ": refill batches == alloc_empty",
+                   "known open defect, not asserted until fixed: " + "; ".join(known))
 
 
 def main():
@@ -366,6 +379,7 @@ def main():
         return 2
     has_patched_only = a.kernel == "patched" and np > nb
     c = Checks("[%s]" % a.kernel)
+    c.kernel = a.kernel
     if not os.access(DEVMEMTOP, os.X_OK):
         for s in a.scenarios:
             c.skip("devmemtop checks of " + s,
