@@ -30,10 +30,7 @@ for cmd in top export gate record; do
 		fail "$cmd --pools pages: $(cat "$TMPD/err")"
 done
 
-ip netns add "$NS_TX" || fail "ip netns add"
-ip netns add "$NS_RX" || fail "ip netns add"
-_TB_UP=1
-[ -f "$XDP_OBJ" ] || fail "$XDP_OBJ not built (make test-assets)"
+testbed_netns_up
 run_in_rx() {
 	local out=$1
 	shift
@@ -52,14 +49,7 @@ for m in all devmem light; do
 	[ -s "$TMPD/$m.json" ] || fail "--$m: no first snapshot in 30 s: $(cat "$TMPD/$m.err")"
 done
 # the veth and its page pool, now that all three watch
-ip link add "$IF_TX" netns "$NS_TX" type veth peer name "$IF_RX" netns "$NS_RX" || fail "veth create"
-ip -n "$NS_TX" addr add $ADDR_TX/24 dev "$IF_TX"
-ip -n "$NS_RX" addr add $ADDR_RX/24 dev "$IF_RX"
-ip -n "$NS_TX" link set lo up
-ip -n "$NS_RX" link set lo up
-ip -n "$NS_TX" link set "$IF_TX" up
-ip -n "$NS_RX" link set "$IF_RX" up
-ip -n "$NS_RX" link set dev "$IF_RX" xdp obj "$XDP_OBJ" sec xdp || fail "attach XDP_PASS to $IF_RX"
+testbed_veth_up
 t_pool=$(date +%s%N)
 testbed_traffic 3
 testbed_wait

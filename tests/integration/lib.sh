@@ -48,11 +48,22 @@ cleanup() {
 trap cleanup EXIT
 
 testbed_up() {
+	testbed_netns_up
+	testbed_veth_up
+}
+
+# The bed's two namespaces alone (a test that starts its watchers before
+# the veth and its page pool exist), then testbed_veth_up.
+testbed_netns_up() {
 	need_root
 	[ -f "$XDP_OBJ" ] || fail "$XDP_OBJ not built (make test-assets)"
 	ip netns add "$NS_TX" || fail "ip netns add"
 	ip netns add "$NS_RX" || fail "ip netns add"
 	_TB_UP=1
+}
+
+# The veth pair across the namespaces, XDP_PASS on the receiver: its page pool.
+testbed_veth_up() {
 	ip link add "$IF_TX" netns "$NS_TX" type veth peer name "$IF_RX" netns "$NS_RX" ||
 		fail "veth create"
 	ip -n "$NS_TX" addr add $ADDR_TX/24 dev "$IF_TX"
