@@ -47,34 +47,18 @@ for r in $(seq "$ROUNDS"); do
 	prog_stats $bt >"$TMPD/bt.$r.b"
 done
 
-python3 - "$TMPD" "$ROUNDS" <<'PY'
+PYTHONPATH="$(dirname "$0")" python3 - "$TMPD" "$ROUNDS" <<'PY'
 import json, statistics, sys
 d, rounds = sys.argv[1], int(sys.argv[2])
 
-def load(path):
-    out = {}
-    for chunk in open(path).read().split("\n"):
-        chunk = chunk.strip()
-        if chunk:
-            p = json.loads(chunk)
-            out[p["name"]] = (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-    return out
-
-def per_event(who, r, match):
-    a, b = load("%s/%s.%d.a" % (d, who, r)), load("%s/%s.%d.b" % (d, who, r))
-    t = n = 0
-    for name in b:
-        if match(name):
-            t += b[name][0] - a.get(name, (0, 0))[0]
-            n += b[name][1] - a.get(name, (0, 0))[1]
-    return (t / n if n else float("nan")), n
+from progstats import per_event
 
 rows = []
 print("round  events   devmemtop ns/ev  empty ns/ev  bpftrace ns/ev  ours/empty  bpftrace/ours")
 for r in range(1, rounds + 1):
-    ours, n = per_event("dmt", r, lambda s: s in ("pp_hold", "pp_release"))
-    empty, _ = per_event("empty", r, lambda s: s in ("empty_hold", "empty_release"))
-    bt, _ = per_event("bt", r, lambda s: "page_pool" in s or "tracepoint" in s)
+    ours, n = per_event(d, "dmt", r, lambda s: s in ("pp_hold", "pp_release"))
+    empty, _ = per_event(d, "empty", r, lambda s: s in ("empty_hold", "empty_release"))
+    bt, _ = per_event(d, "bt", r, lambda s: "page_pool" in s or "tracepoint" in s)
     rows.append((ours, empty, bt))
     print("%5d %8d %16.1f %12.1f %15.1f %11.2f %14.2f" % (r, n, ours, empty, bt, ours / empty, bt / ours))
 mo = statistics.median(o / e for o, e, _ in rows)

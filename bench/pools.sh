@@ -52,35 +52,19 @@ for r in $(seq "$ROUNDS"); do
 	for w in all dev empty; do prog_stats ${!w} >"$TMPD/$w.$r.b"; done
 done
 
-python3 - "$TMPD" "$ROUNDS" <<'PY'
+PYTHONPATH="$(dirname "$0")" python3 - "$TMPD" "$ROUNDS" <<'PY'
 import json, statistics, sys
 d, rounds = sys.argv[1], int(sys.argv[2])
 
-def load(path):
-    out = {}
-    for chunk in open(path).read().split("\n"):
-        chunk = chunk.strip()
-        if chunk:
-            p = json.loads(chunk)
-            out[p["name"]] = (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-    return out
-
-def per_event(who, r, names):
-    a, b = load("%s/%s.%d.a" % (d, who, r)), load("%s/%s.%d.b" % (d, who, r))
-    t = n = 0
-    for name in b:
-        if name in names:
-            t += b[name][0] - a.get(name, (0, 0))[0]
-            n += b[name][1] - a.get(name, (0, 0))[1]
-    return (t / n if n else float("nan")), n
+from progstats import per_event
 
 ours = ("pp_hold", "pp_release")
 rows = []
 print("round   events  --pools all ns/ev  --pools devmem ns/ev  empty ns/ev  devmem/all  devmem/empty")
 for r in range(1, rounds + 1):
-    a, n = per_event("all", r, ours)
-    dv, _ = per_event("dev", r, ours)
-    e, _ = per_event("empty", r, ("empty_hold", "empty_release"))
+    a, n = per_event(d, "all", r, lambda s: s in ours)
+    dv, _ = per_event(d, "dev", r, lambda s: s in ours)
+    e, _ = per_event(d, "empty", r, lambda s: s in ("empty_hold", "empty_release"))
     rows.append((a, dv, e))
     print("%5d %8d %18.1f %21.1f %12.1f %11.3f %13.3f" % (r, n, a, dv, e, dv / a, dv / e))
 for label, f in (("devmem/all", lambda a, dv, e: dv / a), ("devmem/empty", lambda a, dv, e: dv / e),
