@@ -406,6 +406,9 @@ def main():
             if s == "race":
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_race.py)")
                 continue
+            if s == "lightscale":
+                c.info("devmemtop checks of " + s, "in assert_lab.py (assert_lightscale.py)")
+                continue
             if s in ("autorelease", "autorelease-measure"):
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_autorelease.py)")
                 continue

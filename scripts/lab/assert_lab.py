@@ -166,6 +166,8 @@ import assert_autorelease  # noqa: E402  issue 21 (on demand, patched kernel)
 SCENARIOS.update(assert_autorelease.SCENARIOS)
 import assert_lighttok  # noqa: E402  issue 25, token side (on demand)
 SCENARIOS.update(assert_lighttok.SCENARIOS)
+import assert_lightscale  # noqa: E402  issue 25, benchmarks (on demand)
+SCENARIOS.update(assert_lightscale.SCENARIOS)
 
 
 TAINT_TEST = 1 << 18     # 'N': a KUnit suite ran

@@ -477,6 +477,8 @@ struct rx_opts {
 	unsigned int race_ids;	/* --race-dontneed: ids 1..N returned by a thread */
 	uint64_t niov_size;	/* rx_page_size, or the page size */
 	int autorelease;	/* --autorelease: -1 not set, 0 off, 1 on */
+	unsigned int conns;	/* --conns: connections accepted, each kept open */
+	unsigned int conn_tokens;	/* --conn-tokens: stop a connection at this many */
 	enum { VERIFY_ALL, VERIFY_SAMPLE, VERIFY_NONE } verify;
 };
 
@@ -494,6 +496,9 @@ struct rx_stats {
 	uint64_t token_not_niov;	/* autorelease off: token != net_iov index */
 	bool eof, idle;
 	double secs, sys_secs, user_secs;
+	/* --conns: where the current connection started */
+	uint64_t conn_bytes0, conn_held0;
+	unsigned int conns_done, conns_short;	/* short: ended below --conn-tokens */
 };
 
 struct token_set {
@@ -702,13 +707,24 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 			.msg_iov = &iov, .msg_iovlen = 1,
 			.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
 		};
-		uint64_t linear_off = 0;
+		uint64_t linear_off = 0, have;
 		struct cmsghdr *cm;
 		ssize_t n;
 		int pr;
 
-		if (o->expect > 0 && st->bytes >= (uint64_t)o->expect)
+		if (o->expect > 0 && st->bytes - st->conn_bytes0 >= (uint64_t)o->expect)
 			break;
+		if (o->conn_tokens) {
+			/* --conn-tokens T: each frag in the iov is at least one
+			 * byte, so an iov of T - have bytes yields at most the
+			 * T - have tokens still wanted: exactly T in the end
+			 */
+			have = held->n - st->conn_held0;
+			if (have >= o->conn_tokens)
+				break;
+			if (o->conn_tokens - have < iov.iov_len)
+				iov.iov_len = o->conn_tokens - have;
+		}
 		pr = poll(&pfd, 1, o->idle_ms);
 		if (pr < 0 && errno == EINTR)
 			continue;
@@ -802,6 +818,94 @@ out:
 	return err;
 }
 
+/* --conns N: the accepted connections, all kept open (their tokens held)
+ * until the receiver unbinds.
+ */
+static int *conn_fds;
+static unsigned int n_conn_fds;
+
+static void conns_close(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < n_conn_fds; i++)
+		close(conn_fds[i]);
+	free(conn_fds);
+	conn_fds = NULL;
+	n_conn_fds = 0;
+}
+
+/* Enough descriptors for @n sockets: the soft limit raised to the hard one. */
+static void nofile_raise(unsigned int n)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < n + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* --conns N: listen once, accept N connections in turn and receive on each
+ * (to --expect bytes, EOF, idle, or --conn-tokens tokens held), keeping
+ * every socket open, so all of their tokens stay held (--leak).
+ */
+static int rx_conns(const struct rx_opts *o, struct udmabuf *ub,
+		    unsigned int binding_id, struct token_set *held,
+		    struct rx_stats *st)
+{
+	struct sockaddr_in6 sa = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(o->port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct pollfd pfd = { .events = POLLIN };
+	int one = 1, lfd, fd, err = 0;
+
+	nofile_raise(o->conns);
+	conn_fds = calloc(o->conns, sizeof(*conn_fds));
+	if (!conn_fds)
+		return -ENOMEM;
+	lfd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return -errno;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, o->conns)) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(stderr, "%s: listening on port %u for %u connections\n", prog,
+		o->port, o->conns);
+	pfd.fd = lfd;
+	while (n_conn_fds < o->conns && !exiting) {
+		if (poll(&pfd, 1, 30000) <= 0) {
+			err = -ETIMEDOUT;
+			err_msg("rx: connection %u of %u did not come", n_conn_fds + 1,
+				o->conns);
+			break;
+		}
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			err_msg("rx: accept: %s", strerror(errno));
+			break;
+		}
+		conn_fds[n_conn_fds++] = fd;
+		st->conn_bytes0 = st->bytes;
+		st->conn_held0 = held->n;
+		st->eof = st->idle = false;
+		err = rx_loop(fd, o, ub, binding_id, held, st);
+		if (err)
+			break;
+		st->conns_done++;
+		if (o->conn_tokens && held->n - st->conn_held0 < o->conn_tokens)
+			st->conns_short++;
+	}
+out:
+	close(lfd);
+	return err;
+}
+
 /* --race-dontneed N: a second thread returns token ids 1..N over and over
  * while the main thread receives. Token ids are the lowest free ones, so
  * these are the ids recvmsg hands out next: some are returned after
@@ -853,7 +957,7 @@ static void rx_usage(FILE *f)
 		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
 		"          [--hold] [--leak] [--unbind-first] [--linger MS]\n"
 		"          [--race-dontneed N] [--autorelease on|off]\n"
-		"          [--verify all|sample|none]\n"
+		"          [--verify all|sample|none] [--conns N [--conn-tokens T]]\n"
 		"  --dmabuf        udmabuf (memfd, default) or heap (/dev/dma_heap/system,\n"
 		"                  buddy chunks up to 1 MiB: the one that backs large net_iovs)\n"
 		"  --rx-page-size  net_iov size of the binding (NETDEV_A_DMABUF_RX_PAGE_SIZE),\n"
@@ -873,8 +977,15 @@ static void rx_usage(FILE *f)
 		"                  on a kernel without it\n"
 		"  --verify        check every dmabuf frag's payload (all, default), one in\n"
 		"                  64 (sample) or none (no dma-buf sync ioctls either)\n"
+		"  --conns N       accept N connections in turn, receive on each (--expect\n"
+		"                  is per connection) and keep all open, tokens held, until\n"
+		"                  the end (needs --leak)\n"
+		"  --conn-tokens T stop reading a connection once it holds T tokens (the\n"
+		"                  last reads are shortened so it is exactly T; the sender\n"
+		"                  needs at least T * niov size bytes per connection)\n"
 		"JSON: pages_held = distinct net_iovs behind the tokens held at the end\n"
 		"(a frag split over two recvmsg calls gives two tokens for one net_iov);\n"
+				"conns/conns_short = connections received / ended below --conn-tokens;\n"
 		"sys_seconds/user_seconds = this process's CPU while receiving and\n"
 		"returning the tokens; niov_size = --rx-page-size or the page size\n", prog);
 }
@@ -898,12 +1009,14 @@ static int cmd_rx(int argc, char **argv)
 		{ "race-dontneed", required_argument, NULL, 'R' },
 		{ "autorelease", required_argument, NULL, 'A' },
 		{ "verify", required_argument, NULL, 'V' },
+		{ "conns", required_argument, NULL, 'C' },
+		{ "conn-tokens", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct rx_opts o = {
 		.dmabuf_size = 64 << 20, .expect = -1, .idle_ms = 10000,
-		.niov_size = PAGE_SZ, .autorelease = -1,
+		.niov_size = PAGE_SZ, .autorelease = -1, .conns = 1,
 	};
 	static const char * const verify_names[] = { "all", "sample", "none" };
 	int mode = -1;
@@ -995,6 +1108,14 @@ static int cmd_rx(int argc, char **argv)
 			else
 				goto bad_value;
 			break;
+		case 'C':
+			if (parse_uint(optarg, 65536, &o.conns) || !o.conns)
+				goto bad_value;
+			break;
+		case 'T':
+			if (parse_uint(optarg, 1U << 30, &o.conn_tokens) || !o.conn_tokens)
+				goto bad_value;
+			break;
 		case 'h': rx_usage(stdout); return 0;
 		default: rx_usage(stderr); return 2;
 		}
@@ -1005,6 +1126,12 @@ static int cmd_rx(int argc, char **argv)
 	}
 	if (o.rx_page_size)
 		o.niov_size = o.rx_page_size;
+	if ((o.conns > 1 || o.conn_tokens) &&
+	    (!o.leak || o.race_ids || o.unbind_first || o.autorelease >= 0)) {
+		err_msg("rx: --conns and --conn-tokens need --leak, and go with neither "
+			"--race-dontneed, --unbind-first nor --autorelease");
+		return 2;
+	}
 	if (o.race_ids && o.hold) {
 		err_msg("rx: --race-dontneed returns tokens, it cannot go with --hold or --leak");
 		return 2;
@@ -1036,6 +1163,12 @@ static int cmd_rx(int argc, char **argv)
 		prog, o.dmabuf_size, src_names[o.src], o.ifname, o.queue, binding_id,
 		(unsigned long long)o.niov_size, o.rx_page_size ? "" : " (default)");
 
+	if (o.conns > 1 || o.conn_tokens) {
+		t0 = now_s();
+		cpu_times(&sys0, &user0);
+		err = rx_conns(&o, &ub, binding_id, &held, &st);
+		goto received;
+	}
 	fd = listen_and_accept(o.port, 30000);
 	if (fd < 0) {
 		err = fd;
@@ -1080,11 +1213,13 @@ static int cmd_rx(int argc, char **argv)
 		racing = true;
 	}
 	err = rx_loop(fd, &o, &ub, binding_id, &held, &st);
+	st.conns_done = !err;
 	if (racing) {
 		racer.stop = 1;
 		pthread_join(racer.thread, NULL);
 		racing = false;
 	}
+received:
 	cpu_times(&sys1, &user1);
 	st.secs = now_s() - t0;
 	st.sys_secs = sys1 - sys0;
@@ -1117,8 +1252,10 @@ static int cmd_rx(int argc, char **argv)
 		usleep(200 * 1000);
 		have_unbind = !dump_pools(&after_unbind);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	fd = -1;
+	conns_close();
 	nl_ctx_close(&nl);
 	/* socket and pool teardown are asynchronous (RCU, deferred work) */
 	usleep(500 * 1000);
@@ -1127,6 +1264,7 @@ static int cmd_rx(int argc, char **argv)
 cleanup:
 	if (fd >= 0)
 		close(fd);
+	conns_close();
 	nl_ctx_close(&nl);
 	udmabuf_destroy(&ub);
 	free(held.tok);
@@ -1166,6 +1304,8 @@ cleanup:
 	       ",\"dontneed_ranges\":%" PRIu64 ",\"token_not_niov\":%" PRIu64,
 	       mode < 0 ? "null" : mode ? "true" : "false", verify_names[o.verify],
 	       st.frags_verified, st.dontneed_ranges, st.token_not_niov);
+	printf(",\"conns\":%u,\"conn_tokens\":%u,\"conns_short\":%u",
+	       st.conns_done, o.conn_tokens, st.conns_short);
 	if (have_end) {
 		printf(",\"pools_at_end\":");
 		print_pools(stdout, &at_end, ifindex);
@@ -1189,6 +1329,63 @@ bad_value:
 
 /* ---- tx ---- */
 
+/* One connection of tx: connect, send @total bytes of the pattern, shut
+ * down the write side. Returns the socket (the caller waits for the
+ * receiver's close on it) or -1; *@sent: bytes sent.
+ */
+static int tx_send(const struct sockaddr_storage *ss, socklen_t salen,
+		   long long total, unsigned int seed, unsigned int timeout_s,
+		   uint64_t *sent)
+{
+	static uint8_t buf[TX_CHUNK];
+	struct timeval tv = { .tv_sec = timeout_s };
+	int fd;
+
+	*sent = 0;
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (const struct sockaddr *)ss, salen)) {
+		err_msg("tx: connect: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (*sent < (uint64_t)total && !exiting) {
+		size_t len = total - *sent < TX_CHUNK ? total - *sent : TX_CHUNK;
+		ssize_t n;
+		size_t i;
+
+		for (i = 0; i < len; i++)
+			buf[i] = pattern_byte(*sent + i, seed);
+		n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err_msg("tx: send after %" PRIu64 " bytes: %s", *sent,
+				n < 0 ? strerror(errno) : "0");
+			break;
+		}
+		*sent += n;
+	}
+	if (*sent == (uint64_t)total)
+		shutdown(fd, SHUT_WR);
+	return fd;
+}
+
+/* How the receiver closed @fd: 0 EOF (it read all), 1 reset (it closed
+ * with data unread: rx --conn-tokens stops reading), -1 not closed.
+ */
+static int tx_closed(int fd)
+{
+	char b;
+	ssize_t n = recv(fd, &b, 1, 0);
+
+	if (n == 0)
+		return 0;
+	return n < 0 && errno == ECONNRESET ? 1 : -1;
+}
+
 static int cmd_tx(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -1197,20 +1394,20 @@ static int cmd_tx(int argc, char **argv)
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "conns", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct sockaddr_storage ss;
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	unsigned int seed = 0, timeout_s = 30, portnum = 0;
+	unsigned int seed = 0, timeout_s = 30, portnum = 0, conns = 1, i, n = 0;
+	unsigned int resets = 0;
 	const char *addr = NULL;
 	long long total = -1;
 	socklen_t salen;
-	uint64_t sent = 0;
-	static uint8_t buf[TX_CHUNK];
-	struct timeval tv;
-	int c, fd, complete = 0;
+	uint64_t sent = 0, one;
+	int c, *fds, complete = 1, how;
 	double t0, secs;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -1241,8 +1438,17 @@ static int cmd_tx(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+			if (parse_uint(optarg, 65536, &conns) || !conns) {
+				err_msg("tx: bad connection count '%s'", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
-			printf("usage: %s tx --addr A --port P --bytes SIZE [--seed N] [--timeout S]\n", prog);
+			printf("usage: %s tx --addr A --port P --bytes SIZE [--seed N] [--timeout S] [--conns N]\n"
+			       "  --conns N  N connections one after the other, SIZE bytes each, all kept\n"
+			       "             open until the receiver closes them (rx --conns; a reset\n"
+			       "             counts as closed then: JSON resets)\n", prog);
 			return 0;
 		default:
 			return 2;
@@ -1266,49 +1472,43 @@ static int cmd_tx(int argc, char **argv)
 		err_msg("tx: bad address '%s' (numeric IPv4/IPv6)", addr);
 		return 2;
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, salen)) {
-		err_msg("tx: connect %s port %u: %s", addr, portnum,
-			strerror(errno));
+	fds = calloc(conns, sizeof(*fds));
+	if (!fds) {
+		err_msg("tx: out of memory");
 		return 1;
 	}
-	tv.tv_sec = timeout_s;
-	tv.tv_usec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-
+	nofile_raise(conns);
 	t0 = now_s();
-	while (sent < (uint64_t)total && !exiting) {
-		size_t len = total - sent < TX_CHUNK ? total - sent : TX_CHUNK;
-		ssize_t n;
-		size_t i;
-
-		for (i = 0; i < len; i++)
-			buf[i] = pattern_byte(sent + i, seed);
-		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err_msg("tx: send after %" PRIu64 " bytes: %s", sent,
-				n < 0 ? strerror(errno) : "0");
+	/* all sent first: with --conns the receiver keeps each one open */
+	for (i = 0; i < conns && !exiting; i++) {
+		fds[n] = tx_send(&ss, salen, total, seed, timeout_s, &one);
+		sent += one;
+		if (fds[n] < 0 || one != (uint64_t)total) {
+			complete = 0;
+			if (fds[n] >= 0)
+				close(fds[n]);
 			break;
 		}
-		sent += n;
+		n++;
 	}
-	if (sent == (uint64_t)total) {
-		char b;
-
-		/* wait for the receiver to close: all was consumed */
-		shutdown(fd, SHUT_WR);
-		complete = recv(fd, &b, 1, 0) == 0;
-		if (!complete)
-			err_msg("tx: receiver did not close the connection");
+	/* then wait for the receiver to close each: all was consumed, or
+	 * (--conns) it closed one it had stopped reading
+	 */
+	for (i = 0; i < n; i++) {
+		how = complete ? tx_closed(fds[i]) : -1;
+		resets += how == 1;
+		if (complete && (how < 0 || (how == 1 && conns == 1))) {
+			err_msg("tx: receiver did not close connection %u%s", i + 1,
+				how == 1 ? " (reset)" : "");
+			complete = 0;
+		}
+		close(fds[i]);
 	}
+	free(fds);
 	secs = now_s() - t0;
-	close(fd);
 	printf("{\"role\":\"tx\",\"bytes\":%" PRIu64 ",\"requested\":%lld,"
-	       "\"complete\":%s,\"seconds\":%.3f}\n", sent, total,
-	       complete ? "true" : "false", secs);
+	       "\"conns\":%u,\"resets\":%u,\"complete\":%s,\"seconds\":%.3f}\n",
+	       sent, total * conns, n, resets, complete ? "true" : "false", secs);
 	return complete ? 0 : 3;
 }
 
