@@ -10,7 +10,8 @@
 # programs ran per transaction / per MiB (kernel.bpf_stats_enabled, which
 # itself adds a little to every program run: the cost shown is if anything
 # high), that BPF time as a share of the workload's time (BPF time) and
-# `devmemtop compare --values`' verdict at a 1 % noise threshold.
+# `devmemtop compare --values`' verdict at a 1 % noise threshold, and the
+# goal's one-sided verdict from compare's 95 % interval of the change.
 # Goal: >= 99 % of the unattached rate in every mode.
 #
 # usage: bench/bystander.sh [ROUNDS] [SECONDS]   (root; default 5 rounds of 5 s;
@@ -151,11 +152,29 @@ for mode in modes:
               f"{runs / len(by[mode]) / secs:>8.0f}/s {per:>8.0f} {what} "
               f"{ns / (len(by[mode]) * secs * 1e9):>8.3%}")
 PY
+# The goal's verdict. compare's own verdict is two-sided: "unchanged"
+# only when the whole 95 % interval of the change lies within +/-1 %. The
+# goal is one-sided (>= 99 %): met when the interval's lower end is at or
+# above -1 %, missed when its upper end is below -1 %, else undecided
+# (compare's runs-needed estimate says how far off a decision is).
 for mode in "${MODES[@]}"; do
 	for w in rr stream; do
 		printf '%s %s: ' "$mode" "$w"
-		"$DMT" compare --values --better higher --noise 1% "$OUT/$w-off.values" -- \
-			"$OUT/$w-$mode.values" 2>&1 | sed -n 's/^values *//p'
+		"$DMT" compare --values --better higher --noise 1% --json "$OUT/cmp-$w-$mode.json" \
+			"$OUT/$w-off.values" -- "$OUT/$w-$mode.values" 2>&1 | sed -n 's/^values *//p'
+		python3 - "$OUT/cmp-$w-$mode.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["metrics"][0]
+ci = m.get("ci")
+if not ci:
+    print("  goal >= 99 %%: no interval (%s)" % m.get("verdict"))
+    sys.exit(0)
+v = "met" if ci[0] >= -1 else "missed" if ci[1] < -1 else "undecided"
+print("  goal >= 99 %%: %s (change %+.1f %%, 95 %% interval [%+.1f, %+.1f] %%%s)"
+      % (v, m["change"], ci[0], ci[1],
+         "; ~%d runs a side for +/-1 %%" % m["runs_needed"] if m.get("runs_needed") else ""))
+PY
 	done
 done
-echo "values per run: $OUT/{rr,stream}-MODE.values (goal: >= 99 % of unattached in every mode)"
+echo "values per run: $OUT/{rr,stream}-MODE.values, compare's JSON: $OUT/cmp-*.json" \
+     "(goal: >= 99 % of unattached in every mode)"

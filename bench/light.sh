@@ -14,6 +14,13 @@
 # so traffic other than the bed's (another engineer's tests) shows up there
 # and in both modes' figures; run it on a quiet machine.
 #
+# Light mode holds its held-token iterator (iter/tcp, bpf/tokiter.bpf.c,
+# issue 25): it runs once per snapshot over every TCP socket of the
+# namespace, its run time is in light's BPF column and shown on its own
+# (iter us/s); the bench checks light's JSON says held_by_sockets comes
+# from it. LIGHT_TCP_CONNS=N opens N idle loopback connections (2N sockets)
+# in devmemtop's namespace for the run, for the iterator to walk.
+#
 # usage: bench/light.sh [SECONDS] [PERCENTS...]  (root; default 10 s at 10 50 100)
 # LIGHT_SAMPLING (default 20ms/10s, the mode's default).
 source "$(dirname "$0")/../tests/integration/lib.sh"
@@ -34,15 +41,19 @@ need_cmd bpftool
 
 bench_bpf_stats_on
 
-# total run_time_ns and run_cnt of the programs a process holds
+# total run_time_ns and run_cnt of the programs a process holds, and the
+# held-token iterator's run_time_ns on its own
 bpf_ns() {
-	local id t=0 n=0 j
-	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
-		j=$(bpftool -j prog show id "$id" 2>/dev/null) || continue
-		t=$((t + $(echo "$j" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_time_ns",0))')))
-		n=$((n + $(echo "$j" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_cnt",0))')))
-	done
-	echo "$t $n"
+	prog_stats "$1" | python3 -c '
+import json, sys
+t = n = it = 0
+for l in sys.stdin:
+    if l.strip():
+        p = json.loads(l)
+        t += p.get("run_time_ns", 0)
+        n += p.get("run_cnt", 0)
+        it += p.get("run_time_ns", 0) if p.get("name") == "tok_iter" else 0
+print(t, n, it)'
 }
 # on-CPU ns of all a process's threads (schedstat: finer than utime/stime ticks)
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }
@@ -60,6 +71,23 @@ else
 	log "one CPU: collectors and traffic share it; collector CPU includes softirqs"
 fi
 testbed_up
+if [ "${LIGHT_TCP_CONNS:-0}" -gt 0 ]; then
+	python3 -c '
+import socket, sys, time
+n = int(sys.argv[1])
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(n)
+keep = []
+for _ in range(n):
+    c = socket.create_connection(l.getsockname())
+    keep += [c, l.accept()[0]]
+print(len(keep), flush=True)
+time.sleep(86400)' "$LIGHT_TCP_CONNS" >"$TMPD/conns.n" &
+	_TB_PIDS+=($!)
+	for _ in $(seq 100); do [ -s "$TMPD/conns.n" ] && break; sleep 0.1; done
+	log "idle loopback TCP sockets for the iterator: $(cat "$TMPD/conns.n")"
+fi
 "${pin[@]}" "$DMT" --json -i 1s >/dev/null 2>"$TMPD/full.err" &
 full=$!; _TB_PIDS+=($full)
 "${pin[@]}" "$DMT" --json -i 1s -m light --sampling "$SAMPLING" >"$TMPD/light.json" 2>"$TMPD/light.err" &
@@ -82,12 +110,12 @@ for pct in "${PCTS[@]}"; do
 	else
 		unset TB_TX_DUTY
 	fi
-	read -r fa fna < <(bpf_ns $full); read -r la lna < <(bpf_ns $light)
+	read -r fa fna _ < <(bpf_ns $full); read -r la lna lia < <(bpf_ns $light)
 	fc=$(cpu_ns $full); lc=$(cpu_ns $light); t0=$(date +%s%N)
 	l0=$(wc -l <"$TMPD/light.json")
 	testbed_traffic "$SECS"
 	testbed_wait
-	read -r fb fnb < <(bpf_ns $full); read -r lb lnb < <(bpf_ns $light)
+	read -r fb fnb _ < <(bpf_ns $full); read -r lb lnb lib < <(bpf_ns $light)
 	fc2=$(cpu_ns $full); lc2=$(cpu_ns $light); t1=$(date +%s%N)
 	# pools on the host during the row (other traffic shows up here)
 	npools=$(tail -n +"$((l0 + 1))" "$TMPD/light.json" | python3 -c '
@@ -100,23 +128,37 @@ for l in sys.stdin:
         pass
 print(len(ids))')
 	echo "$pct $(cat "$TMPD/rx.bytes") $t0 $t1 $fa $fb $fna $fnb $la $lb $lna $lnb" \
-	     "$fc $fc2 $lc $lc2 $npools" >>"$TMPD/rows"
+	     "$fc $fc2 $lc $lc2 $npools $lia $lib" >>"$TMPD/rows"
 done
+# light's held tokens: from the iterator, in every snapshot
+python3 - "$TMPD/light.json" <<'PY' || fail "light mode's held_by_sockets is not from the iterator"
+import json, sys
+src = set()
+for l in open(sys.argv[1]):
+    try:
+        m = json.loads(l)["metrics"]["binding_held_by_sockets"]
+    except (ValueError, KeyError):
+        continue
+    src.add((m.get("available"), m.get("source") or m.get("reason")))
+print("light held_by_sockets: %s" % sorted(src, key=str))
+sys.exit(0 if src and all(a and s.startswith("iter/tcp") for a, s in src) else 1)
+PY
 python3 - "$TMPD/rows" "$SAMPLING" <<'PY'
 import sys
 rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
 print(f"light sampling {sys.argv[2]}; per second of traffic:")
 print(f"{'rate':>5} {'Mbit/s':>8} {'full runs/s':>12} {'full BPF us/s':>14} {'light BPF us/s':>15}"
-      f" {'full CPU ms/s':>14} {'light CPU ms/s':>15} {'BPF ratio':>10} {'total ratio':>12} {'pools':>6}")
+      f" {'iter us/s':>10} {'full CPU ms/s':>14} {'light CPU ms/s':>15} {'BPF ratio':>10}"
+      f" {'total ratio':>12} {'pools':>6}")
 light_tot = []
-for pct, rx, t0, t1, fa, fb, fna, fnb, la, lb, lna, lnb, fc, fc2, lc, lc2, npools in rows:
+for pct, rx, t0, t1, fa, fb, fna, fnb, la, lb, lna, lnb, fc, fc2, lc, lc2, npools, lia, lib in rows:
     dt = (t1 - t0) / 1e9
     fbpf, lbpf = (fb - fa) / dt / 1e3, (lb - la) / dt / 1e3      # us per s
     fcpu, lcpu = (fc2 - fc) / dt / 1e6, (lc2 - lc) / dt / 1e6    # ms per s
     ftot, ltot = fbpf / 1e3 + fcpu, lbpf / 1e3 + lcpu             # ms per s
     light_tot.append(ltot)
     print(f"{pct:>4}% {rx * 8 / dt / 1e6:>8.0f} {(fnb - fna) / dt:>12.0f} {fbpf:>14.1f} "
-          f"{lbpf:>15.1f} {fcpu:>14.2f} {lcpu:>15.2f} "
+          f"{lbpf:>15.1f} {(lib - lia) / dt / 1e3:>10.1f} {fcpu:>14.2f} {lcpu:>15.2f} "
           f"{(lbpf / fbpf if fbpf else 0):>9.2%} {(ltot / ftot if ftot else 0):>11.2%} {npools:>6}")
 lo, hi = min(light_tot), max(light_tot)
 print(f"light total (BPF + collector) per second: {lo:.2f}..{hi:.2f} ms/s across rates "
