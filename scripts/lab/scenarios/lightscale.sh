@@ -53,7 +53,7 @@ wait_lines() {
 	echo "lightscale: $1 stuck below $2 lines" >&2
 }
 # sched PID: nanoseconds on CPU so far (all its threads)
-sched() { cut -d' ' -f1 /proc/$1/schedstat; }
+sched() { cat /proc/$1/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 
 devmemtop --json -i 1s -m light -vv >$D/light.json 2>$D/light.log &
 LIGHT=$!
