@@ -172,7 +172,8 @@ def scenario_lightscale(c, d):
     tail = []
     if idle_vv and held_vv and want_t:
         d_bpf = (med([r[4] for r in held_vv]) - med([r[4] for r in idle_vv])) * 1e3 / want_t
-        tail.append("per held token, BPF (median held - median idle): %.0f ns" % d_bpf)
+        tail.append("per held token, BPF (median held - median idle, the %d holding sockets' "
+                    "visits included): %.0f ns" % (conns, d_bpf))
     fc = full_token_cost(full[win["full_held"][0] - 1:win["full_held"][1]])
     if fc and want_t:
         tail.append("full mode, the hand-out: token programs %.1f ms in all, %.0f ns per token "
