@@ -40,14 +40,14 @@ UL_OLD=$(cat $UL)
 echo 1024 >$UL
 
 # lines FILE: its line count
-lines() { wc -l <$1; }
+lines() { wc -l <$1 2>/dev/null || echo 0; }
 # wait_lines FILE N: lab_wait_lines without its 60 s cap (a snapshot with
 # 100,000 tokens may take seconds under TCG): 20 minutes at most
 wait_lines() {
 	local i
 
 	for i in $(seq 6000); do
-		[ "$(wc -l <$1)" -ge $2 ] && return 0
+		[ "$(lines $1)" -ge $2 ] && return 0
 		sleep 0.2
 	done
 	echo "lightscale: $1 stuck below $2 lines" >&2
@@ -74,7 +74,7 @@ f0=$(lines $D/full.json)
 t0=$(lab_now)
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size $BUF \
 	--conns $CONNS --conn-tokens $PER --leak --verify none \
-	--idle-timeout 60000 --linger 1200000 >$D/rx.json 2>$D/rx.log &
+	--idle-timeout 60000 --linger 600000 >$D/rx.json 2>$D/rx.log &
 RX=$!
 lab_wait_listening $D/rx.log $RX
 lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --conns $CONNS \
