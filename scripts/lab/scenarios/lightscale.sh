@@ -17,9 +17,9 @@
 #
 # Sizing: netdevsim copies a packet's payload into 4 KiB net_iovs, so a
 # token covers at most 4 KiB and 100 tokens need at most 400 KiB read;
-# each sender sends PER * 4 KiB + 16 KiB (the reads stop at PER tokens,
-# the rest stays unread in the socket, up to 20 KiB each). Held: at most
-# 100,000 net_iovs (fewer when frags share one), unread at most ~5,000,
+# each sender sends PER * 4 KiB + 32 KiB (the reads stop at PER tokens,
+# the rest stays unread in the socket, up to ~36 KiB each). Held: at most
+# 100,000 net_iovs (fewer when frags share one), unread at most ~9,000,
 # the page pool's ring and cache some hundreds: a 512 MiB udmabuf (131,072
 # net_iovs of 4 KiB) fits them with room; udmabuf's size_limit_mb (64 by
 # default) is raised for the run and restored, and the 2 GiB guest holds it.
@@ -78,7 +78,7 @@ devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size $BUF \
 RX=$!
 lab_wait_listening $D/rx.log $RX
 lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --conns $CONNS \
-	--bytes $((PER * 4096 + 16384)) --timeout 1800 >$D/tx.json 2>$D/tx.log &
+	--bytes $((PER * 4096 + 32768)) --timeout 1800 >$D/tx.json 2>$D/tx.log &
 TX=$!
 for i in $(seq 9000); do
 	grep -q lingering $D/rx.log 2>/dev/null && break

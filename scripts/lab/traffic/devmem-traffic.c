@@ -52,7 +52,8 @@
 
 #define PAGE_SZ		4096UL
 #define RX_IOV_LEN	(64 * 1024)
-#define RX_CMSG_LEN	(CMSG_SPACE(sizeof(struct dt_dmabuf_cmsg)) * 128)
+#define DT_CMSG_ONE	CMSG_SPACE(sizeof(struct dt_dmabuf_cmsg))
+#define RX_CMSG_LEN	(DT_CMSG_ONE * 128)
 #define TX_CHUNK	(64 * 1024)
 #define MAX_POOLS	64
 
@@ -715,15 +716,17 @@ static int rx_loop(int fd, const struct rx_opts *o, struct udmabuf *ub,
 		if (o->expect > 0 && st->bytes - st->conn_bytes0 >= (uint64_t)o->expect)
 			break;
 		if (o->conn_tokens) {
-			/* --conn-tokens T: each frag in the iov is at least one
-			 * byte, so an iov of T - have bytes yields at most the
-			 * T - have tokens still wanted: exactly T in the end
+			/* --conn-tokens T: room for only the T - have cmsgs
+			 * still wanted. The kernel stops a recvmsg at the first
+			 * frag whose cmsg does not fit (put_cmsg_notrunc()),
+			 * returning the bytes before it, and hands out no token
+			 * for it: exactly T in the end, frags read whole.
 			 */
 			have = held->n - st->conn_held0;
 			if (have >= o->conn_tokens)
 				break;
-			if (o->conn_tokens - have < iov.iov_len)
-				iov.iov_len = o->conn_tokens - have;
+			if (o->conn_tokens - have < RX_CMSG_LEN / DT_CMSG_ONE)
+				msg.msg_controllen = (o->conn_tokens - have) * DT_CMSG_ONE;
 		}
 		pr = poll(&pfd, 1, o->idle_ms);
 		if (pr < 0 && errno == EINTR)
@@ -981,8 +984,9 @@ static void rx_usage(FILE *f)
 		"                  is per connection) and keep all open, tokens held, until\n"
 		"                  the end (needs --leak)\n"
 		"  --conn-tokens T stop reading a connection once it holds T tokens (the\n"
-		"                  last reads are shortened so it is exactly T; the sender\n"
-		"                  needs at least T * niov size bytes per connection)\n"
+		"                  last reads get room for only the cmsgs still wanted, so\n"
+		"                  it is exactly T; the sender needs at least T * niov size\n"
+		"                  bytes per connection)\n"
 		"JSON: pages_held = distinct net_iovs behind the tokens held at the end\n"
 		"(a frag split over two recvmsg calls gives two tokens for one net_iov);\n"
 				"conns/conns_short = connections received / ended below --conn-tokens;\n"
