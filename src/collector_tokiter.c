@@ -97,10 +97,22 @@ void tokiter_close(struct collector *c)
 	c->ti = NULL;
 }
 
+/*
+ * At most this much per read(): the kernel's bpf_iter fills its own seq
+ * buffer (PAGE_SIZE << 3, 32 KiB with 4 KiB pages) up to our read size; a
+ * socket header that would overflow it is thrown away and the program run
+ * again for that socket at the next read(), which appends its token
+ * records a second time (seen in the lab at 1,000 holding sockets, 40 KB
+ * of headers: iter_socks != headers read, every snapshot incomplete). A
+ * read of at most 16 KiB stops the kernel's fill before its buffer can
+ * overflow, so every socket runs the program exactly once.
+ */
+#define TI_READ_MAX	16384
+
 /* One read of the iterator: every TCP socket of our network namespace. */
 static int ti_run(struct tokiter_state *t, size_t *ns)
 {
-	size_t len = 0;
+	size_t len = 0, want;
 	int fd, err = 0;
 	ssize_t r;
 
@@ -119,7 +131,8 @@ static int ti_run(struct tokiter_state *t, size_t *ns)
 			t->socks = p;
 			t->cap = cap;
 		}
-		r = read(fd, (char *)t->socks + len, t->cap * sizeof(*t->socks) - len);
+		want = t->cap * sizeof(*t->socks) - len;
+		r = read(fd, (char *)t->socks + len, want < TI_READ_MAX ? want : TI_READ_MAX);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
