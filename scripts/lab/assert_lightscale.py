@@ -169,6 +169,10 @@ def scenario_lightscale(c, d):
     head = ["| light, per snapshot | snapshots | TCP sockets / holding | iterator BPF ms "
             "| walk (read) ms | count ms | collect_ns ms | collector CPU ms |",
             "|---|---|---|---|---|---|---|---|"]
+    fcol = [x["health"]["collect_ns"] / 1e6 for x in fh if x]
+    if fcol:
+        rows.append("| full mode, the same tokens held (its token map read) | %d | - | - | - | - | "
+                    "%.2f | - |" % (len(fcol), med(fcol)))
     tail = []
     if idle_vv and held_vv and want_t:
         d_bpf = (med([r[4] for r in held_vv]) - med([r[4] for r in idle_vv])) * 1e3 / want_t
