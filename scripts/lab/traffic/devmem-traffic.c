@@ -881,7 +881,11 @@ static int rx_conns(const struct rx_opts *o, struct udmabuf *ub,
 		o->port, o->conns);
 	pfd.fd = lfd;
 	while (n_conn_fds < o->conns && !exiting) {
-		if (poll(&pfd, 1, 30000) <= 0) {
+		int pr = poll(&pfd, 1, 30000);
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
 			err = -ETIMEDOUT;
 			err_msg("rx: connection %u of %u did not come", n_conn_fds + 1,
 				o->conns);
