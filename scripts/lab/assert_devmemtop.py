@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from labcheck import DEVMEMTOP, REPO, Checks, gate_from  # noqa: E402  the lab's shared helpers
 from labcheck import read, read_json, recording_snapshots  # noqa: E402
 from assert_tokens import token_identities  # noqa: E402  issue 11: frag token identities
-from assert_tokens import light_held_in_window, light_vs_full_held  # noqa: E402  issue 25
+from assert_tokens import incomplete_why, light_held_in_window, light_vs_full_held  # noqa: E402
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
 
 
@@ -388,6 +388,7 @@ def light_held(c, d, scenario):
                 % ("missing" if rx is None else "read", len(light)))
         return
     bid = rx["binding_id"]
+    why = incomplete_why(read(os.path.join(d, "devmemtop-light.log")))
     if scenario == "bulk":
         # the receiver returned every token: it holds none at the idle point
         full = [s for s in snapshots(os.path.join(d, "devmemtop-live.json"))
@@ -398,7 +399,7 @@ def light_held(c, d, scenario):
         light_vs_full_held(c, name + " at the idle point",
                            [idle_snapshot(d, light)] if light else [],
                            [idle_snapshot(d, full)] if full else [], bid, tool,
-                           rx.get("autorelease"))
+                           rx.get("autorelease"), why)
         return
     code, full, err = recording_snapshots(os.path.join(d, "devmemtop.dmtrec"), DEVMEMTOP)
     if code != 0:
@@ -406,7 +407,7 @@ def light_held(c, d, scenario):
         return
     held = rx["tokens_leaked"] if scenario == "leak" else rx["tokens_held_max"]
     light_held_in_window(c, name + " while every token was held", light, full, bid, rx,
-                         (held, rx["pages_held"], rx["pid"]))
+                         (held, rx["pages_held"], rx["pid"]), why)
 
 
 def light_held_sweep(c, d):
@@ -422,6 +423,7 @@ def light_held_sweep(c, d):
         c.check("devmemtop sweep: -m light ran", False, "", "no snapshot in "
                 "devmemtop-light.json (see devmemtop-light.log)")
         return
+    why = incomplete_why(read(os.path.join(d, "devmemtop-light.log")))
     sizes = (read(os.path.join(d, "sizes"), "") or "").split()
     reps = int((read(os.path.join(d, "reps"), "0") or "0").strip() or 0)
     for size in sizes:
@@ -437,7 +439,7 @@ def light_held_sweep(c, d):
                         % ("missing" if rx is None else "read", code, err))
                 continue
             light_held_in_window(c, name, light, full, rx["binding_id"], rx,
-                                 (rx["tokens_held_max"], rx["pages_held"], rx["pid"]))
+                                 (rx["tokens_held_max"], rx["pages_held"], rx["pid"]), why)
 
 
 def main():

@@ -198,11 +198,11 @@ def held_figures(s, bid):
 def settled_window(full, bid, rx):
     """The full mode's snapshots while the traffic tool held every token it
     got (handed == received, none returned or released yet: counters that
-    only grow, so one stretch), and the part of that stretch that is
-    certain, (lo, hi) in CLOCK_MONOTONIC ns: from the end of the first one's
-    reads (ts_ns + collect_ns; without collect_ns, as in a recording, the
-    next snapshot's start) to the start of the last one's. (snapshots, None)
-    with fewer than two."""
+    only grow, so one stretch) but the first, and the part of that stretch
+    that is certain, (lo, hi) in CLOCK_MONOTONIC ns: from the end of the
+    first one's reads (ts_ns + collect_ns; without collect_ns, as in a
+    recording, the next snapshot's start) to the start of the last one's.
+    (snapshots, None) with fewer than two."""
     got = rx["tokens_received"]
     win = [s for s in full if _binding(s, bid) and
            _binding(s, bid).get("tokens_handed") == got and
@@ -212,7 +212,10 @@ def settled_window(full, bid, rx):
         return win, None
     col = (win[0].get("health") or {}).get("collect_ns")
     lo = win[0]["ts_ns"] + col if col else win[1]["ts_ns"]
-    return win, (lo, win[-1]["ts_ns"])
+    # The first one's token map may predate its handed counter (the tokens
+    # are read before the bindings: seen, 1576 held for 1629 handed): its
+    # figures are not the settled ones, the later snapshots' are.
+    return win[1:], (lo, win[-1]["ts_ns"])
 
 
 def in_window(snaps, lo, hi):
@@ -226,7 +229,7 @@ def _fmt(vals):
     return ", ".join(sorted({str(v) for v in vals})) or "none"
 
 
-def light_vs_full_held(c, name, light, full, bid, tool, autorelease):
+def light_vs_full_held(c, name, light, full, bid, tool, autorelease, why=""):
     """Light mode's held_tokens, held_by_sockets and holder rows of binding
     @bid (read at snapshot time from the sockets' token xarrays) equal the
     full mode's (per-token events) and the traffic tool's own count in
@@ -235,6 +238,7 @@ def light_vs_full_held(c, name, light, full, bid, tool, autorelease):
     there. Light is null by design for a socket with SO_DEVMEM_AUTORELEASE
     off (its tokens are counts on the niovs, not xarray entries;
     docs/tokens.md): that is a SKIP with the reason, never a pass.
+    @why: what light's -vv log says of incomplete walks, for a failure.
     Returns the figures seen, for a summary."""
     want_rows = [(tool[2], tool[0], tool[1])] if tool[0] else []
     want = (tool[0], tool[1], want_rows)
@@ -260,13 +264,14 @@ def light_vs_full_held(c, name, light, full, bid, tool, autorelease):
             % ((len(light), _fmt(f and f[0] for f in lf), _fmt(f and f[1] for f in lf),
                 _fmt(f and f[2] for f in lf), len(full), _fmt(f and f[0] for f in ff),
                 _fmt(f and f[1] for f in ff), _fmt(f and f[2] for f in ff)) + tuple(tool)),
-            "differ from the tool's (seq, (tokens, niovs, rows)): light %s%s; full %s"
-            % (bad_l[:3], " (null: %s)" % nulls[:2] if nulls else "", bad_f[:3]))
+            "differ from the tool's (seq, (tokens, niovs, rows)): light %s%s; full %s%s"
+            % (bad_l[:3], " (null: %s)" % nulls[:2] if nulls else "", bad_f[:3],
+               "; light -vv: " + why if why else ""))
     return {"light": lf[-1], "full": ff[-1], "tool": want[:2], "n_light": len(light),
             "n_full": len(full)}
 
 
-def light_held_in_window(c, name, light, full, bid, rx, tool):
+def light_held_in_window(c, name, light, full, bid, rx, tool, why=""):
     """light_vs_full_held at the settled point of a receiver that holds
     every token (settled_window of the full mode's snapshots): the light
     snapshots whose reads lie inside it, against the full mode's in it."""
@@ -281,4 +286,18 @@ def light_held_in_window(c, name, light, full, bid, rx, tool):
                 "held window (%.3f..%.3f s, %d full snapshots)"
                 % (bid, lohi[0] / 1e9, lohi[1] / 1e9, len(win)))
         return None
-    return light_vs_full_held(c, name, lw, win, bid, tool, rx.get("autorelease"))
+    return light_vs_full_held(c, name, lw, win, bid, tool, rx.get("autorelease"), why)
+
+
+def incomplete_why(log):
+    """The distinct reasons light mode's -vv log gives for an incomplete
+    snapshot-time token walk ("...; incomplete: WHY"), with their counts."""
+    why = {}
+    for line in (log or "").splitlines():
+        if "iter/tcp" in line and "; incomplete: " in line:
+            w = line.split("; incomplete: ", 1)[1].strip()
+            why[w] = why.get(w, 0) + 1
+        elif "iter/tcp read failed" in line:
+            w = line.split("tokens: ", 1)[-1].strip()
+            why[w] = why.get(w, 0) + 1
+    return "; ".join("%s (%d snapshots)" % kv for kv in sorted(why.items()))

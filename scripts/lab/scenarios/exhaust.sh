@@ -15,7 +15,7 @@ D=${1:?usage: exhaust.sh OUTDIR}
 mkdir -p $D
 
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
-lab_dmt_modes $D devmemtop-light:light:500ms
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 2M \
 	--hold --idle-timeout 3000 >$D/rx.json 2>$D/rx.log &
 RX=$!

@@ -24,7 +24,7 @@ if [ -x /lab/bin/devmemtop ]; then
 	# attached (a first frame printed) before the binding exists
 	for i in $(seq 100); do [ -s $D/devmemtop-top.txt ] && break; sleep 0.1; done
 fi
-lab_dmt_modes $D devmemtop-light:light:500ms
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect 8M --leak --unbind-first --idle-timeout 10000 --linger 1500 \
 	>$D/rx.json 2>$D/rx.log &

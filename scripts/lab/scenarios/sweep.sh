@@ -76,7 +76,7 @@ if [ "$(cat $D/probe.rc)" != 0 ]; then
 fi
 lab_wait_pool_gone $D/probe.json $D
 
-lab_dmt_modes $D devmemtop-light:light:500ms
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv
 rc=0
 for rep in $(seq $REPS); do
 	for size in $SIZES; do
