@@ -275,15 +275,18 @@ static void print_tokens(const struct report *r)
 	for (size_t i = 0; i < r->run.n_holders; i++) {
 		const struct objrun_holder *h = &r->run.holders[i];
 		struct dmt_holder_snap hs = { .cgroup_id = h->cgroup_id };
-		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)];
+		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)], age[32] = "-";
 
 		/* from the file, and any process can name itself anything */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		memcpy(hs.cgroup, h->cgroup, sizeof(hs.cgroup));
 		tokens__holder_where(&hs, false, where, sizeof(where));
-		printf("  %-8u %s %6u %10llu %10llu %9.2fs  %s\n", h->pid, cm, h->binding_id,
-		       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-		       h->oldest_age_ns / 1e9, textsafe_str(wh, sizeof(wh), where));
+		/* light mode knows no token's age: "-", never "0.00s" */
+		if (h->age_known)
+			snprintf(age, sizeof(age), "%.2fs", h->oldest_age_ns / 1e9);
+		printf("  %-8u %s %6u %10llu %10llu %10s  %s\n", h->pid, cm, h->binding_id,
+		       (unsigned long long)h->tokens, (unsigned long long)h->niovs, age,
+		       textsafe_str(wh, sizeof(wh), where));
 	}
 	if (r->run.holders_over)
 		printf("  (%llu sightings of more holders not listed: at most %d)\n",

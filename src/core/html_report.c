@@ -1028,9 +1028,14 @@ static void holder_rows(FILE *f, const struct html_run *r)
 				 pc.container_id);
 		fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
 		esc(f, h->comm[0] ? h->comm : "?");
-		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td><td>%.2f s</td><td>",
-			h->binding_id, (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-			h->oldest_age_ns / 1e9);
+		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td>", h->binding_id,
+			(unsigned long long)h->tokens, (unsigned long long)h->niovs);
+		/* light mode knows no token's age: "-", never "0.00 s" */
+		if (h->age_known)
+			fprintf(f, "<td>%.2f s</td><td>", h->oldest_age_ns / 1e9);
+		else
+			fprintf(f, "<td title=\"unknown: light mode reads held tokens from the "
+				"kernel, which keeps no token's age\">-</td><td>");
 		esc(f, pod ? pc.pod_uid : "-");
 		fprintf(f, "</td><td>");
 		esc(f, ctr);

@@ -483,8 +483,12 @@ static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
 			t->tokens = tok;
 			t->niovs = niovs;
 		}
-		if (age > t->oldest_age_ns)
-			t->oldest_age_ns = age;
+		/* light mode's holders have no age (0 in the snapshot): unknown */
+		if (dmt_snap_holder_history(s)) {
+			t->age_known = true;
+			if (age > t->oldest_age_ns)
+				t->oldest_age_ns = age;
+		}
 		/* a first sighting that did not know the path yet */
 		if (!t->cgroup[0] && h->cgroup[0] && (!t->cgroup_id || t->cgroup_id == h->cgroup_id)) {
 			t->cgroup_id = h->cgroup_id;
