@@ -136,7 +136,16 @@ static void test_update_keeps_attributes(void **state)
 	snprintf(last.ifname, sizeof(last.ifname), "eth0");
 	last.ifindex = 2;
 	cur.ifindex = 2;
+	last.pps[DMT_PPS_RECYCLE_RING_FULL] = 15;
+	last.queue_alloc_fail = 2;
+	for (int i = 0; i < DMT_PPS__COUNT; i++)
+		cur.pps[i] = -1;
+	cur.queue_alloc_fail = -1;
 	objtrack_pool_update(&last, &cur);
+	/* the kernel's stats, since the pool's creation: the last reported stay */
+	assert_int_equal(last.pps[DMT_PPS_RECYCLE_RING_FULL], 15);
+	assert_int_equal(last.pps[DMT_PPS_ALLOC_FAST], 0);
+	assert_int_equal(last.queue_alloc_fail, 2);
 	assert_string_equal(last.ifname, "eth0");
 	assert_int_equal(last.addr, 0xa000);
 	/* the netlink sighting has no counters: the BPF side's stay */
