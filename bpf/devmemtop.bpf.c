@@ -667,6 +667,24 @@ int BPF_PROG(binding_free_entry, void *arg)
 	return 0;
 }
 
+/*
+ * The end of a devmem provider call (its devmem_alloc tracepoint, or fexit
+ * where that does not exist) comes after the holds of its refill, so the
+ * batch pp_hold has open is complete: close it there, or a bulk refill (the
+ * freelist kernel) would stay open until the next one and every snapshot
+ * would lack the newest batch. Same NAPI context as pp_hold: no race on
+ * batch_open; a second close (both hooks attached) finds it 0.
+ */
+static __always_inline void pool_batch_close(const struct page_pool *pool)
+{
+	struct dmt_pool *v = pool_find(pool);
+
+	if (v && v->batch_open) {
+		batch_add(&v->refill, v->batch_open);
+		v->batch_open = 0;
+	}
+}
+
 SEC("fentry/mp_dmabuf_devmem_alloc_netmems")
 int BPF_PROG(mp_alloc_entry)
 {
@@ -688,6 +706,7 @@ int BPF_PROG(mp_alloc_exit, struct page_pool *pool, unsigned int gfp, netmem_ref
 	__u32 n;
 
 	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
+	pool_batch_close(pool);
 	start = bpf_map_lookup_elem(&call_start, &tid);
 	if (start) {
 		delta = now - *start;
@@ -865,6 +884,8 @@ int BPF_PROG(dm_alloc, const struct page_pool *pool,
 			pv = pool_new(pool, BPF_CORE_READ(pool, pages_state_hold_cnt), 0, true);
 		if (pv && count)
 			batch_add(&pv->refill, count);
+	} else if (pool) {
+		pool_batch_close(pool);
 	}
 	return 0;
 }

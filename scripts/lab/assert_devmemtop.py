@@ -224,8 +224,8 @@ def light_vs_tracepoints(c, d):
     pool's creation; both were attached before the bind, so both saw it),
     on the binding's occupancy, and on the devmem pool's refill batch sizes
     (light: one devmem_alloc event per refill, so as many refills as the
-    binding's provider calls; the full mode's newest batch is still open,
-    the only difference allowed). Skipped, not failed, when
+    binding's provider calls; the full mode closes each batch at the same
+    event, so the two histograms are equal). Skipped, not failed, when
     the light run is missing or did not run (devmemtop-light.rc)."""
     name = "devmemtop -m light agrees with the tracepoint mode"
     rc = os.path.join(d, "devmemtop-light.rc")
@@ -266,16 +266,14 @@ def light_vs_tracepoints(c, d):
             if lp.get(k) != p.get(k):
                 diffs.append("pool %s %s: light %s, tracepoints %s" % (lp["id"], k, lp.get(k),
                                                                    p.get(k)))
-        # Light counts every refill at its devmem_alloc event. The full mode
-        # closes a batch when the next refill starts (pool->alloc.count at
-        # the hold tracepoint), so its newest batch is still open: light
-        # must equal it plus at most that one batch, and light's refills
-        # must be exactly the binding's provider calls.
+        # Light counts every refill at its devmem_alloc event; the full
+        # mode counts the holds of each refill and closes the batch at that
+        # same event (before the fix it stayed open until the next refill,
+        # so the newest batch was missing from every snapshot): equal.
         ls, fs = lp["refill_batch"]["sizes"], p["refill_batch"]["sizes"]
-        extra = {k: ls.get(k, 0) - fs.get(k, 0) for k in set(ls) | set(fs)}
-        if any(v < 0 for v in extra.values()) or sum(extra.values()) > 1:
-            diffs.append("pool %s refill batches: light %s, tracepoints %s (light may "
-                         "only add the full mode's one open batch)" % (lp["id"], ls, fs))
+        if {k: v for k, v in ls.items() if v} != {k: v for k, v in fs.items() if v}:
+            diffs.append("pool %s refill batches: light %s, tracepoints %s"
+                         % (lp["id"], ls, fs))
         tbind = tb.get(lp.get("binding_id"), {})
         calls = tbind.get("alloc_calls")
         if len(tpools) == 1 and calls is not None and sum(ls.values()) != calls:
@@ -323,7 +321,7 @@ def pp_stats_vs_ours(c, d):
             c.skip(name, "page-pool-stats-get unavailable: %s" % av.get("reason"))
             continue
         exact_refill = s["metrics"].get("pool_refill_batch", {}).get("method") == "exact"
-        seen, bad, known = [], [], []
+        seen, bad = [], []
         for p in s["pools"]:
             if p.get("binding_id") is None or p.get("alloc_fast") is None:
                 continue
@@ -338,17 +336,7 @@ def pp_stats_vs_ours(c, d):
                 bad.append("pool %s releases" % p["id"])
             if exact_refill and p["alloc_waive"] == 0 and (
                     rb["count"] != p["alloc_empty"] or rb["sum"] != p["holds"]):
-                if (c.kernel == "patched" and rb["count"] == p["alloc_empty"] - 1 and
-                        p["holds"] - rb["sum"] == rb["max"]):
-                    # seen 2026-12-01 (issue 25, open): on the bulk-refill
-                    # kernel the full mode's refill histogram lacks the
-                    # pool's first batch (19 of 64 for 20 provider calls,
-                    # 1216 of 1280 holds; light mode has all 20): exactly
-                    # one batch missing, anything else fails
-                    known.append("pool %s: refill histogram %d batches, alloc_empty %d"
-                                 % (p["id"], rb["count"], p["alloc_empty"]))
-                else:
-                    bad.append("pool %s refills" % p["id"])
+                bad.append("pool %s refills" % p["id"])
             if p["alloc_slow"] == 0 and (p["refill_batch_mean"] is not None or
                                          p["alloc_slow_ratio"] is not None):
                 bad.append("pool %s derived figures" % p["id"])
@@ -359,9 +347,6 @@ def pp_stats_vs_ours(c, d):
             bad.append("queue-get")
         c.check(name, len(seen) > 1 and not bad, "; ".join(seen),
                 ", ".join(bad) if bad else "no devmem pool with stats")
-        if known:
-            c.skip(name + ": refill batches == alloc_empty",
-                   "known open defect, not asserted until fixed: " + "; ".join(known))
 
 
 def main():
