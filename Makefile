@@ -175,7 +175,7 @@ bench-bystander: all bench-assets
 	$(Q)bench/bystander.sh
 
 # the lab's verdict logic, tested on the host (Python, no VM)
-LAB_PY_TESTS := tests/lab/test_labcheck.py tests/lab/test_autorelease.py
+LAB_PY_TESTS := tests/lab/test_labcheck.py tests/lab/test_autorelease.py tests/lab/test_lightheld.py
 
 unit-tests: check-core-libs $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(TEST_BINS) $(LAB_PY_TESTS)

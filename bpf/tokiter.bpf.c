@@ -309,14 +309,20 @@ int tok_iter(struct bpf_iter__tcp *ctx)
 	__u32 zero = 0;
 	long steps;
 
+	/*
+	 * The last call (skc NULL) has seq_num one less than the sockets shown:
+	 * 0 after exactly one, which must not reset what that one counted.
+	 * User space zeroes the counters before each read too (a read of no
+	 * socket runs only that last call).
+	 */
+	if (!skc)
+		return 0;
 	if (ctx->meta->seq_num == 0) {	/* a new read of the iterator */
 		iter_recs = 0;
 		iter_socks = 0;
 		iter_flags = 0;
 		iter_visited = 0;
 	}
-	if (!skc)
-		return 0;
 	iter_visited++;
 	sk = (const void *)bpf_skc_to_tcp_sock(skc);
 	if (!sk)

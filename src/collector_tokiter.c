@@ -104,6 +104,11 @@ static int ti_run(struct tokiter_state *t, size_t *ns)
 	int fd, err = 0;
 	ssize_t r;
 
+	/* a read that shows no socket runs no program that would reset them */
+	t->skel->bss->iter_recs = 0;
+	t->skel->bss->iter_socks = 0;
+	t->skel->bss->iter_flags = 0;
+	t->skel->bss->iter_visited = 0;
 	fd = bpf_iter_create(bpf_link__fd(t->link));
 	if (fd < 0)
 		return -errno;

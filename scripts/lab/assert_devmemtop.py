@@ -18,7 +18,11 @@ Checks here:
     header documents (which rows fail, and which must pass);
   * bulk: each devmem pool's inflight in devmemtop's snapshot agrees with
     netlink page-pool-get, and its releases and refills with the kernel's
-    page-pool-stats-get counters (issue 25).
+    page-pool-stats-get counters (issue 25);
+  * bulk, exhaust, leak, sweep (issue 25, exactness): the -m light
+    devmemtop that ran beside the full mode (<scenario>/devmemtop-light.json)
+    has the same held_tokens, held_by_sockets and holder rows as the full
+    mode and the traffic tool's own counts at the scenario's settled point.
 Without build/devmemtop every check prints SKIP with the reason.
 Prints "devmemtop: N passed, N failed, N skipped"; exit 1 if anything failed.
 """
@@ -29,7 +33,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from labcheck import DEVMEMTOP, REPO, Checks, gate_from  # noqa: E402  the lab's shared helpers
+from labcheck import read, read_json, recording_snapshots  # noqa: E402
 from assert_tokens import token_identities  # noqa: E402  issue 11: frag token identities
+from assert_tokens import incomplete_why, light_held_in_window, light_vs_full_held  # noqa: E402
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
 
 
@@ -349,6 +355,78 @@ def pp_stats_vs_ours(c, d):
                 ", ".join(bad) if bad else "no devmem pool with stats")
 
 
+def light_held(c, d, scenario):
+    """Issue 25, exactness: the -m light devmemtop (held tokens read at
+    snapshot time from the sockets' token xarrays, bpf/tokiter.bpf.c) beside
+    the full mode (per-token events) agrees with it and with the traffic
+    tool's own counts at the scenario's settled point: bulk at the idle
+    point (every token back: pools-bound.t, the full mode's devmemtop-live
+    beside it); exhaust and leak while the receiver held every token it
+    got (the recording's snapshots with handed == received, nothing back;
+    the light snapshots whose reads lie inside that stretch)."""
+    name = "devmemtop %s: -m light held tokens, niovs and holders == full mode == tool" \
+        % scenario
+    rx = read_json(os.path.join(d, "rx.json"))
+    light = snapshots(os.path.join(d, "devmemtop-light.json"))
+    if rx is None or not light:
+        c.check(name, False, "", "rx.json %s, %d light snapshots (see devmemtop-light.log)"
+                % ("missing" if rx is None else "read", len(light)))
+        return
+    bid = rx["binding_id"]
+    why = incomplete_why(read(os.path.join(d, "devmemtop-light.log")))
+    if scenario == "bulk":
+        # the receiver returned every token: it holds none at the idle point
+        full = [s for s in snapshots(os.path.join(d, "devmemtop-live.json"))
+                if any(b.get("id") == bid for b in s.get("bindings", []))]
+        light = [s for s in light if any(b.get("id") == bid for b in s.get("bindings", []))]
+        tool = (rx["tokens_received"] - rx["tokens_returned"] - rx["tokens_leaked"],
+                rx["pages_held"], rx["pid"])
+        light_vs_full_held(c, name + " at the idle point",
+                           [idle_snapshot(d, light)] if light else [],
+                           [idle_snapshot(d, full)] if full else [], bid, tool,
+                           rx.get("autorelease"), why)
+        return
+    code, full, err = recording_snapshots(os.path.join(d, "devmemtop.dmtrec"), DEVMEMTOP)
+    if code != 0:
+        c.check(name, False, "", "report --json of the recording: exit %d: %s" % (code, err))
+        return
+    held = rx["tokens_leaked"] if scenario == "leak" else rx["tokens_held_max"]
+    light_held_in_window(c, name + " while every token was held", light, full, bid, rx,
+                         (held, rx["pages_held"], rx["pid"]), why)
+
+
+def light_held_sweep(c, d):
+    """light_held for each sweep run: one -m light devmemtop ran through the
+    whole sweep (sweep/devmemtop-light.json), each run's receiver held every
+    token for a while (--hold-for) under its own recording."""
+    skip = read(os.path.join(d, "skip.txt"))
+    if skip is not None:
+        c.skip("devmemtop sweep: -m light held tokens", "no sweep ran: " + skip.strip())
+        return
+    light = snapshots(os.path.join(d, "devmemtop-light.json"))
+    if not light:
+        c.check("devmemtop sweep: -m light ran", False, "", "no snapshot in "
+                "devmemtop-light.json (see devmemtop-light.log)")
+        return
+    why = incomplete_why(read(os.path.join(d, "devmemtop-light.log")))
+    sizes = (read(os.path.join(d, "sizes"), "") or "").split()
+    reps = int((read(os.path.join(d, "reps"), "0") or "0").strip() or 0)
+    for size in sizes:
+        for rep in range(1, reps + 1):
+            o = os.path.join(d, "run-%s-%d" % (size, rep))
+            name = "devmemtop sweep %dK run %d: -m light held tokens, niovs and holders == " \
+                "full mode == tool while every token was held" % (int(size) // 1024, rep)
+            rx = read_json(os.path.join(o, "rx.json"))
+            code, full, err = recording_snapshots(os.path.join(o, "devmemtop.dmtrec"),
+                                                  DEVMEMTOP)
+            if rx is None or code != 0:
+                c.check(name, False, "", "rx.json %s, report --json exit %d %s"
+                        % ("missing" if rx is None else "read", code, err))
+                continue
+            light_held_in_window(c, name, light, full, rx["binding_id"], rx,
+                                 (rx["tokens_held_max"], rx["pages_held"], rx["pid"]), why)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -372,6 +450,8 @@ def main():
     else:
         for s in a.scenarios:
             d = os.path.join(a.dir, s)
+            if s == "sweep":
+                light_held_sweep(c, d)  # issue 25
             if s in ("sweep", "badinput"):
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_niov.py: "
                        "per-run recordings, specs/lab-sweep.yaml)")
@@ -404,6 +484,7 @@ def main():
                             hint="see %s/devmemtop-record.log" % d)
             gate(c, d, s, has_patched_only)
             token_identities(c, d, s, DEVMEMTOP)  # issue 11
+            light_held(c, d, s)  # issue 25
             if s == "bulk":
                 inflight_vs_netlink(c, d)
                 fentry_vs_tracepoints(c, d)

@@ -176,3 +176,128 @@ def _try_json(line):
         return json.loads(line)
     except ValueError:
         return None
+
+
+# ---- issue 25: light mode's held figures against the full mode's and the tool's ----
+
+def held_rows(s, bid):
+    """A snapshot's holder rows of binding @bid as (pid, tokens, niovs)."""
+    return sorted((h.get("pid"), h.get("tokens"), h.get("niovs"))
+                  for h in (s.get("holders") or []) if h.get("binding_id") == bid)
+
+
+def held_figures(s, bid):
+    """(held_tokens, held_by_sockets, holder rows) of binding @bid in @s;
+    None when the snapshot does not list the binding."""
+    b = _binding(s, bid)
+    if b is None:
+        return None
+    return b.get("held_tokens"), b.get("held_by_sockets"), held_rows(s, bid)
+
+
+def settled_window(full, bid, rx):
+    """The full mode's snapshots while the traffic tool held every token it
+    got (handed == received, none returned or released yet: counters that
+    only grow, so one stretch) but the first, and the part of that stretch
+    that is certain, (lo, hi) in CLOCK_MONOTONIC ns: from the end of the
+    first one's reads (ts_ns + collect_ns; without collect_ns, as in a
+    recording, the next snapshot's start) to the start of the last one's.
+    (snapshots, None) with fewer than two."""
+    got = rx["tokens_received"]
+    win = [s for s in full if _binding(s, bid) and
+           _binding(s, bid).get("tokens_handed") == got and
+           not _binding(s, bid).get("tokens_returned") and
+           not _binding(s, bid).get("tokens_released")]
+    if len(win) < 2:
+        return win, None
+    col = (win[0].get("health") or {}).get("collect_ns")
+    lo = win[0]["ts_ns"] + col if col else win[1]["ts_ns"]
+    # The first one's token map may predate its handed counter (the tokens
+    # are read before the bindings: seen, 1576 held for 1629 handed): its
+    # figures are not the settled ones, the later snapshots' are.
+    return win[1:], (lo, win[-1]["ts_ns"])
+
+
+def in_window(snaps, lo, hi):
+    """The snapshots whose reads lie inside [lo, hi] (ts_ns is when a
+    snapshot's reads begin, collect_ns how long they took)."""
+    return [s for s in snaps if s["ts_ns"] >= lo and
+            s["ts_ns"] + (s.get("health") or {}).get("collect_ns", 0) <= hi]
+
+
+def _fmt(vals):
+    return ", ".join(sorted({str(v) for v in vals})) or "none"
+
+
+def light_vs_full_held(c, name, light, full, bid, tool, autorelease, why=""):
+    """Light mode's held_tokens, held_by_sockets and holder rows of binding
+    @bid (read at snapshot time from the sockets' token xarrays) equal the
+    full mode's (per-token events) and the traffic tool's own count in
+    every snapshot given: @light and @full are the two modes' snapshots at
+    the same settled point, @tool (tokens, niovs, pid) what the tool held
+    there. Light is null by design for a socket with SO_DEVMEM_AUTORELEASE
+    off (its tokens are counts on the niovs, not xarray entries;
+    docs/tokens.md): that is a SKIP with the reason, never a pass.
+    @why: what light's -vv log says of incomplete walks, for a failure.
+    Returns the figures seen, for a summary."""
+    want_rows = [(tool[2], tool[0], tool[1])] if tool[0] else []
+    want = (tool[0], tool[1], want_rows)
+    if not light or not full:
+        c.check(name, False, "", "no snapshot at the point: light %d, full %d"
+                % (len(light), len(full)))
+        return None
+    lf = [held_figures(s, bid) for s in light]
+    ff = [held_figures(s, bid) for s in full]
+    nulls = [(s.get("seq"), (_binding(s, bid) or {}).get("held_reason", "binding not listed"))
+             for s, f in zip(light, lf) if f is None or f[0] is None or f[1] is None]
+    if nulls and autorelease is False:
+        c.skip(name, "the receiver's socket had SO_DEVMEM_AUTORELEASE off: its tokens are "
+               "counts on the niovs, not entries of the xarray light mode walks, so light's "
+               "held figures are null by design (docs/tokens.md); %d of %d snapshots null: %s"
+               % (len(nulls), len(light), nulls[:2]))
+        return None
+    bad_l = [(s.get("seq"), f) for s, f in zip(light, lf) if f != want]
+    bad_f = [(s.get("seq"), f) for s, f in zip(full, ff) if f != want]
+    c.check(name, not bad_l and not bad_f,
+            "light %d snapshots: held_tokens %s, held_by_sockets %s, holders %s; full %d: "
+            "held_tokens %s, held_by_sockets %s, holders %s; tool: %d tokens on %d niovs, pid %d"
+            % ((len(light), _fmt(f and f[0] for f in lf), _fmt(f and f[1] for f in lf),
+                _fmt(f and f[2] for f in lf), len(full), _fmt(f and f[0] for f in ff),
+                _fmt(f and f[1] for f in ff), _fmt(f and f[2] for f in ff)) + tuple(tool)),
+            "differ from the tool's (seq, (tokens, niovs, rows)): light %s%s; full %s%s"
+            % (bad_l[:3], " (null: %s)" % nulls[:2] if nulls else "", bad_f[:3],
+               "; light -vv: " + why if why else ""))
+    return {"light": lf[-1], "full": ff[-1], "tool": want[:2], "n_light": len(light),
+            "n_full": len(full)}
+
+
+def light_held_in_window(c, name, light, full, bid, rx, tool, why=""):
+    """light_vs_full_held at the settled point of a receiver that holds
+    every token (settled_window of the full mode's snapshots): the light
+    snapshots whose reads lie inside it, against the full mode's in it."""
+    win, lohi = settled_window(full, bid, rx)
+    if lohi is None:
+        c.check(name, False, "", "the full mode has %d snapshot(s) with every token held, "
+                "two are needed to place the light ones" % len(win))
+        return None
+    lw = in_window(light, *lohi)
+    if not lw:
+        c.check(name, False, "", "no light snapshot with binding %d inside the full mode's "
+                "held window (%.3f..%.3f s, %d full snapshots)"
+                % (bid, lohi[0] / 1e9, lohi[1] / 1e9, len(win)))
+        return None
+    return light_vs_full_held(c, name, lw, win, bid, tool, rx.get("autorelease"), why)
+
+
+def incomplete_why(log):
+    """The distinct reasons light mode's -vv log gives for an incomplete
+    snapshot-time token walk ("...; incomplete: WHY"), with their counts."""
+    why = {}
+    for line in (log or "").splitlines():
+        if "iter/tcp" in line and "; incomplete: " in line:
+            w = line.split("; incomplete: ", 1)[1].strip()
+            why[w] = why.get(w, 0) + 1
+        elif "iter/tcp read failed" in line:
+            w = line.split("tokens: ", 1)[-1].strip()
+            why[w] = why.get(w, 0) + 1
+    return "; ".join("%s (%d snapshots)" % kv for kv in sorted(why.items()))

@@ -117,4 +117,17 @@ assert seen and max(seen) >= 1000, "iterator lines: %s" % seen
 print("  light: held_by_sockets from iter/tcp, no holder, the iterator saw %d TCP sockets"
       % max(seen))
 PY
+# Exactly one TCP socket in the namespace (a lab receiver's accepted socket
+# once its listener closed): the iterator's last call then has seq_num 0
+# and used to reset what that socket counted ("0 TCP sockets", and held
+# tokens null: the read failed its socket count).
+one=$(unshare -n sh -c 'ip link set lo up
+	python3 -c "import socket, sys, time
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); print(flush=True); time.sleep(30)" |
+	{ read -r _; "$0" -m light --json -n 2 -i 300ms -vv 2>&1 >/dev/null; kill $(pgrep -P $$ python3); }' "$DMT" 2>/dev/null)
+if grep -q "iter/tcp attached" <<<"$one"; then
+	grep -q "iter/tcp: 1 TCP sockets, 0 holding 0 tokens" <<<"$one" ||
+		fail "light mode's iterator with one TCP socket: $(grep iter/tcp <<<"$one" | tail -2)"
+	echo "  light: one TCP socket in a namespace counted as one"
+fi
 pass "no token program ran for plain TCP; light mode's iterator walks the namespace's sockets"

@@ -100,6 +100,78 @@ lab_wait_lines() {
 	echo "$(basename $0 .sh): $1 stuck below $2 lines" >&2
 }
 
+# lab_dmt_modes OUTDIR SPEC...: one live `devmemtop --json` per SPEC, side
+# by side in the background (the scenarios compare the modes at the same
+# points), and return once each printed its first snapshot (attached).
+# SPEC is NAME:MODE:INTERVAL[:OPTION...]: writes OUTDIR/NAME.json (one
+# snapshot a line) and OUTDIR/NAME.log; MODE full is the default mode (the
+# devmem tracepoints on the lab kernels), any other is `-m MODE`; OPTIONs
+# are passed on as words (e.g. light:500ms:--sampling:20ms/1s). Without
+# /lab/bin/devmemtop nothing starts (status 1) and the helpers below do
+# nothing. The instances, in SPEC order, are in LAB_DMT ("pid:OUTDIR/NAME
+# ..."): lab_dmt_next waits for their next snapshots, lab_dmt_lines marks
+# where they are, lab_dmt_stop ends them.
+lab_dmt_modes() {
+	local d=$1 spec name mode ival p ifs=$IFS
+
+	shift
+	[ -x /lab/bin/devmemtop ] || return 1
+	for spec in "$@"; do
+		set -f
+		IFS=:
+		set -- $spec
+		IFS=$ifs
+		set +f
+		name=$1 mode=$2 ival=$3
+		shift 3
+		[ "$mode" = full ] && mode= || mode="-m $mode"
+		devmemtop --json -i $ival $mode "$@" >$d/$name.json 2>$d/$name.log &
+		LAB_DMT="$LAB_DMT $!:$d/$name"
+	done
+	for p in $LAB_DMT; do
+		lab_wait_lines ${p#*:}.json 1
+	done
+}
+
+# lab_dmt_lines: the line (snapshot) counts of lab_dmt_modes' outputs, in
+# its SPEC order, on one line (marks of a point for the host's checks)
+lab_dmt_lines() {
+	local p
+
+	for p in $LAB_DMT; do
+		printf '%s ' "$(wc -l <${p#*:}.json)"
+	done
+	echo
+}
+
+# lab_dmt_next [N]: until each of lab_dmt_modes' instances printed N (1)
+# more snapshots, so whatever happened before is in a snapshot of each
+lab_dmt_next() {
+	local p
+
+	for p in $LAB_DMT; do
+		lab_wait_lines ${p#*:}.json $(( $(wc -l <${p#*:}.json) + ${1:-1} ))
+	done
+}
+
+# lab_dmt_stop: SIGINT to each of lab_dmt_modes' instances; its exit status
+# in OUTDIR/NAME.rc and a line "pid status NAME" in OUTDIR/devmemtop.rcs
+lab_dmt_stop() {
+	local p pid f rc
+
+	for p in $LAB_DMT; do
+		kill -INT ${p%%:*}
+	done
+	for p in $LAB_DMT; do
+		pid=${p%%:*} f=${p#*:}
+		wait $pid
+		rc=$?
+		echo $rc >$f.rc
+		echo "$pid $rc ${f##*/}" >>${f%/*}/devmemtop.rcs
+	done
+	LAB_DMT=
+}
+
 # lab_wait_listening LOG PID: wait up to 10 s until the devmem-traffic
 # receiver PID has written "listening" to LOG (bound and listening), or has
 # exited. 0 if it listens.

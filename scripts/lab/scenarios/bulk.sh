@@ -20,23 +20,9 @@ mkdir -p $D
 
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-before.json
-DMT=
-DMTF=
-DMTL=
-if [ -x /lab/bin/devmemtop ]; then
-	devmemtop --json -i 500ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
-	DMT=$!
-	devmemtop --json -i 500ms -m fentry >$D/devmemtop-fentry.json \
-		2>$D/devmemtop-fentry.log &
-	DMTF=$!
-	devmemtop --json -i 500ms -m light --sampling 20ms/1s >$D/devmemtop-light.json \
-		2>$D/devmemtop-light.log &
-	DMTL=$!
-	# attached (a first snapshot printed) before the pool exists
-	lab_wait_lines $D/devmemtop-live.json 1
-	lab_wait_lines $D/devmemtop-fentry.json 1
-	lab_wait_lines $D/devmemtop-light.json 1
-fi
+# attached (a first snapshot printed) before the pool exists
+lab_dmt_modes $D devmemtop-live:full:500ms devmemtop-fentry:fentry:500ms \
+	devmemtop-light:light:500ms:--sampling:20ms/1s
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect $SIZE --idle-timeout 10000 --linger 30000 \
 	>$D/rx.json 2>$D/rx.log &
@@ -53,28 +39,14 @@ for i in $(seq 600); do grep -q lingering $D/rx.log 2>/dev/null && break; sleep 
 # released after the idle point, between two devmemtops' last snapshots)
 lab_flush_defer
 # bound, idle, no token out: devmemtop snapshots, netlink, devmemtop snapshots
-if [ -n "$DMT" ]; then
-	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
-	lab_wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
-	lab_wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
-fi
+lab_dmt_next 2
 # (uptime around the dump: assert_devmemtop.py compares the snapshots
 # that bracket it, since the idle pool can still release niovs later)
 cut -d' ' -f1 /proc/uptime >$D/pools-bound.t
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-bound.json
 cut -d' ' -f1 /proc/uptime >>$D/pools-bound.t
-if [ -n "$DMT" ]; then
-	lab_wait_lines $D/devmemtop-live.json $(( $(wc -l <$D/devmemtop-live.json) + 2 ))
-	lab_wait_lines $D/devmemtop-fentry.json $(( $(wc -l <$D/devmemtop-fentry.json) + 2 ))
-	lab_wait_lines $D/devmemtop-light.json $(( $(wc -l <$D/devmemtop-light.json) + 2 ))
-	kill -INT $DMT $DMTF $DMTL
-	wait $DMT
-	echo $? >$D/devmemtop-live.rc
-	wait $DMTF
-	echo $? >$D/devmemtop-fentry.rc
-	wait $DMTL
-	echo $? >$D/devmemtop-light.rc
-fi
+lab_dmt_next 2
+lab_dmt_stop
 kill -USR1 $RX
 wait $RX
 echo $? >$D/rx.rc

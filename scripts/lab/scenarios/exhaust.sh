@@ -5,6 +5,9 @@
 # netdevsim drops the packet (rx_dropped) and TCP retransmits, in vain.
 # After 3 s without data the receiver samples the pools (occupancy peak),
 # returns all tokens and exits; the sender gives up (exit 3, incomplete).
+# Beside the recording (full mode), a -m light devmemtop --json: its held
+# tokens, read at snapshot time, against the full mode's and the
+# receiver's own counts while it holds them all (assert_devmemtop.py).
 # usage: exhaust.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -12,6 +15,7 @@ D=${1:?usage: exhaust.sh OUTDIR}
 mkdir -p $D
 
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 2M \
 	--hold --idle-timeout 3000 >$D/rx.json 2>$D/rx.log &
 RX=$!
@@ -25,5 +29,6 @@ cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.after
 wait $TX
 echo $? >$D/tx.rc
 lab_wait_pool_gone $D/rx.json $D
+lab_dmt_stop
 # the sender cannot complete here: 3 (incomplete) is the expected status
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 3 ]

@@ -5,7 +5,10 @@
 # samples the pools, then exits without returning them. Expected: the page
 # pool outlives the unbind as a zombie (detached, inflight = held
 # net_iovs); closing the socket releases the tokens; then the pool and the
-# binding are freed, nothing leaks.
+# binding are freed, nothing leaks. Beside the recording (full mode), a
+# -m light devmemtop --json: its held tokens, read at snapshot time, against
+# the full mode's and the receiver's own counts while it holds them all
+# (assert_devmemtop.py).
 # usage: leak.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -21,6 +24,7 @@ if [ -x /lab/bin/devmemtop ]; then
 	# attached (a first frame printed) before the binding exists
 	for i in $(seq 100); do [ -s $D/devmemtop-top.txt ] && break; sleep 0.1; done
 fi
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect 8M --leak --unbind-first --idle-timeout 10000 --linger 1500 \
 	>$D/rx.json 2>$D/rx.log &
@@ -32,5 +36,6 @@ echo $? >$D/tx.rc
 wait $RX
 echo $? >$D/rx.rc
 lab_wait_pool_gone $D/rx.json $D
+lab_dmt_stop
 [ -z "$TOP" ] || { kill -INT $TOP; wait $TOP; }
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ]

@@ -23,25 +23,9 @@ mkdir -p $D
 [ -x /lab/bin/devmemtop ] || { echo "lighttok: devmemtop not built" >&2; exit 1; }
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 
-devmemtop --json -i 250ms >$D/full.json 2>$D/full.log &
-FULL=$!
-devmemtop --json -i 250ms -m fentry >$D/fentry.json 2>$D/fentry.log &
-FEN=$!
-devmemtop --json -i 250ms -m light -vv >$D/light.json 2>$D/light.log &
-LIGHT=$!
-lab_wait_lines $D/full.json 2
-lab_wait_lines $D/fentry.json 2
-lab_wait_lines $D/light.json 2
-
-# lines FILE...: their line counts, one line
-lines() { for f in "$@"; do printf '%s ' "$(wc -l <$f)"; done; echo; }
-# next_snap: one more snapshot in each, so a mark is after what it marks
-next_snap() {
-	set -- $(lines $D/full.json $D/fentry.json $D/light.json)
-	lab_wait_lines $D/full.json $(($1 + 1))
-	lab_wait_lines $D/fentry.json $(($2 + 1))
-	lab_wait_lines $D/light.json $(($3 + 1))
-}
+# full.json, fentry.json, light.json (the marks below list them so)
+lab_dmt_modes $D full:full:250ms fentry:fentry:250ms light:light:250ms:-vv
+lab_dmt_next
 
 # The bystander: busybox httpd sends a 32 MiB file over loopback, busybox
 # wget reads it with plain read()s (one tcp_recvmsg each, no
@@ -55,12 +39,12 @@ HTTPD=$!
 fetch() { busybox wget -q -O /dev/null http://127.0.0.1:7001/blob; }
 
 # 1. the bystander stream
-next_snap
-lines $D/full.json $D/fentry.json $D/light.json >$D/bys.marks
+lab_dmt_next	# one more snapshot in each, so a mark is after what it marks
+lab_dmt_lines >$D/bys.marks
 fetch
 echo $? >$D/bys.rc
-next_snap
-lines $D/full.json $D/fentry.json $D/light.json >>$D/bys.marks
+lab_dmt_next
+lab_dmt_lines >>$D/bys.marks
 
 # 2. every token held, bound
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M --expect 8M \
@@ -71,10 +55,10 @@ lab_peer devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT --bytes 8M \
 	>$D/tx.json 2>$D/tx.log &
 TX=$!
 for i in $(seq 600); do grep -q lingering $D/rx.log 2>/dev/null && break; sleep 0.1; done
-next_snap
-lines $D/full.json $D/fentry.json $D/light.json >$D/held.marks
+lab_dmt_next
+lab_dmt_lines >$D/held.marks
 sleep 2
-lines $D/full.json $D/fentry.json $D/light.json >>$D/held.marks
+lab_dmt_lines >>$D/held.marks
 echo "rx_pid=$RX" >$D/rx.env
 kill -USR1 $RX
 wait $RX
@@ -82,12 +66,8 @@ echo $? >$D/rx.rc
 wait $TX
 echo $? >$D/tx.rc
 lab_wait_pool_gone $D/rx.json $D
-next_snap
-for p in $FULL $FEN $LIGHT; do
-	kill -INT $p
-	wait $p
-	echo "$p $?" >>$D/devmemtop.rcs
-done
+lab_dmt_next
+lab_dmt_stop
 
 # 3. the bystander's rate: two fetches of the same 32 MiB with devmemtop
 # not attached, and attached in each mode (fentry works here), the order

@@ -41,16 +41,8 @@ CGROUP_ID=$(stat -c %i $SCOPE)
 EOT
 cat $D/pod.env
 
-DMT= DMTF= DMTL= TOP= REC= EXP=
+TOP= REC= EXP=
 if [ -x /lab/bin/devmemtop ]; then
-	devmemtop --json -i 250ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
-	DMT=$!
-	devmemtop --json -i 250ms -m fentry >$D/devmemtop-fentry.json \
-		2>$D/devmemtop-fentry.log &
-	DMTF=$!
-	devmemtop --json -i 500ms -m light >$D/devmemtop-light.json \
-		2>$D/devmemtop-light.log &
-	DMTL=$!
 	devmemtop -b -i 250ms >$D/devmemtop-top.txt 2>$D/devmemtop-top.log &
 	TOP=$!
 	devmemtop record -o $D/devmemtop-pods.dmtrec -i 250ms >$D/devmemtop-record-pods.log 2>&1 &
@@ -63,9 +55,8 @@ if [ -x /lab/bin/devmemtop ]; then
 		>$D/devmemtop-export-root.log 2>&1 &
 	EXP="$EXP $!"
 	ls -ldn $CG $QOS $POD $SCOPE >$D/cgroup-modes.txt 2>&1
-	lab_wait_lines $D/devmemtop-live.json 1
-	lab_wait_lines $D/devmemtop-fentry.json 1
-	lab_wait_lines $D/devmemtop-light.json 1
+	lab_dmt_modes $D devmemtop-live:full:250ms devmemtop-fentry:fentry:250ms \
+		devmemtop-light:light:500ms
 	lab_wait_lines $D/devmemtop-top.txt 1
 	for i in $(seq 300); do
 		wget -q -O /dev/null http://127.0.0.1:9435/metrics 2>/dev/null && break
@@ -96,7 +87,8 @@ echo $? >$D/rx.rc
 wait $TX
 echo $? >$D/tx.rc
 lab_wait_pool_gone $D/rx.json $D
-for p in $DMT $DMTF $DMTL $TOP $REC $EXP; do
+lab_dmt_stop
+for p in $TOP $REC $EXP; do
 	kill -INT $p
 	wait $p
 	echo "$p $?" >>$D/devmemtop.rcs

@@ -16,7 +16,11 @@
 # time is sampled per tick, 16 MiB gave only ~20-50 samples; 5 x 48 MiB
 # costs what 4 x 64 MiB did). The host (assert_niov.py) builds the
 # table from the recordings and the tool's JSON and gates the 64 KiB and
-# 4 KiB recordings with specs/lab-sweep.yaml.
+# 4 KiB recordings with specs/lab-sweep.yaml. Each receiver keeps its
+# tokens held for LAB_SWEEP_HOLD_MS (1500) after the last byte (--hold-for,
+# outside its CPU figures), and one -m light devmemtop --json runs
+# through all runs: light's held tokens against each run's recording and
+# the tool's counts in that time (assert_devmemtop.py).
 #
 # A kernel that does not know the attribute (baseline) refuses the first
 # bind; the refusal is recorded (probe.rc, probe.log) and the sweep is
@@ -30,12 +34,13 @@ SIZES=${LAB_SWEEP_SIZES:-"4096 16384 32768 65536"}
 REPS=${LAB_SWEEP_REPS:-5}
 BYTES=${LAB_SWEEP_BYTES:-48M}
 DMABUF=${LAB_SWEEP_DMABUF:-256M}
+HOLD_MS=${LAB_SWEEP_HOLD_MS:-1500}
 
 # one_run SIZE OUTDIR: receiver bound with rx-page-size SIZE, sender in the
 # peer netns; waits until the binding's page pool is gone.
 one_run() {
 	lab_rx_tx $2 $BYTES --dmabuf heap --dmabuf-size $DMABUF --rx-page-size $1 --hold \
-		--idle-timeout 10000
+		--hold-for $HOLD_MS --idle-timeout 10000
 }
 
 if [ "$1" = --run ]; then
@@ -71,6 +76,7 @@ if [ "$(cat $D/probe.rc)" != 0 ]; then
 fi
 lab_wait_pool_gone $D/probe.json $D
 
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv
 rc=0
 for rep in $(seq $REPS); do
 	for size in $SIZES; do
@@ -88,5 +94,6 @@ for rep in $(seq $REPS); do
 		[ "$(cat $o/rx.rc 2>/dev/null)" = 0 ] || rc=1
 	done
 done
+lab_dmt_stop
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.after
 exit $rc

@@ -86,6 +86,15 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* sleep up to @ms, or until SIGUSR1 (linger_done) or the end (exiting) */
+static void wait_ms(unsigned int ms)
+{
+	double until = now_s() + ms / 1000.0;
+
+	while (!linger_done && !exiting && now_s() < until)
+		usleep(20 * 1000);
+}
+
 /* "64M", "2MiB", "4096", "1G" -> bytes; -1 on bad input */
 static long long parse_size(const char *s)
 {
@@ -469,7 +478,7 @@ static int dmabuf_sync(int fd, __u64 flags)
 
 struct rx_opts {
 	const char *ifname;
-	unsigned int queue, port, seed, idle_ms, linger_ms;
+	unsigned int queue, port, seed, idle_ms, linger_ms, hold_ms;
 	long long dmabuf_size, expect;
 	bool hold, leak, unbind_first;
 	enum dmabuf_src src;
@@ -851,7 +860,7 @@ static void rx_usage(FILE *f)
 		"usage: %s rx --ifname IF --port P [--queue Q] [--dmabuf-size SIZE]\n"
 		"          [--dmabuf udmabuf|heap] [--rx-page-size SIZE]\n"
 		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
-		"          [--hold] [--leak] [--unbind-first] [--linger MS]\n"
+		"          [--hold] [--hold-for MS] [--leak] [--unbind-first] [--linger MS]\n"
 		"          [--race-dontneed N] [--autorelease on|off]\n"
 		"          [--verify all|sample|none]\n"
 		"  --dmabuf        udmabuf (memfd, default) or heap (/dev/dma_heap/system,\n"
@@ -860,6 +869,10 @@ static void rx_usage(FILE *f)
 		"                  sent as given: the kernel validates it\n"
 		"  --hold          keep every token while receiving (exhausts a small binding);\n"
 		"                  they are returned at the end unless --leak\n"
+		"  --hold-for MS   with --hold: keep every token, bound, up to MS ms after\n"
+		"                  the receive ended (prints 'holding' on stderr; SIGUSR1\n"
+		"                  ends it, and the linger too): a settled point to count\n"
+		"                  them from outside (not in sys_seconds/user_seconds)\n"
 		"  --leak          exit without returning the held tokens (implies --hold)\n"
 		"  --unbind-first  unbind (close the netlink socket) before the TCP socket,\n"
 		"                  and report the page pools after each step\n"
@@ -890,6 +903,7 @@ static int cmd_rx(int argc, char **argv)
 		{ "idle-timeout", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "hold", no_argument, NULL, 'H' },
+		{ "hold-for", required_argument, NULL, 'F' },
 		{ "leak", no_argument, NULL, 'L' },
 		{ "unbind-first", no_argument, NULL, 'U' },
 		{ "linger", required_argument, NULL, 'l' },
@@ -952,6 +966,10 @@ static int cmd_rx(int argc, char **argv)
 				goto bad_value;
 			break;
 		case 'H': o.hold = true; break;
+		case 'F':
+			if (parse_uint(optarg, 600000, &o.hold_ms) || !o.hold_ms)
+				goto bad_value;
+			break;
 		case 'L': o.hold = o.leak = true; break;
 		case 'U': o.unbind_first = true; break;
 		case 'l':
@@ -1005,6 +1023,10 @@ static int cmd_rx(int argc, char **argv)
 	}
 	if (o.rx_page_size)
 		o.niov_size = o.rx_page_size;
+	if (o.hold_ms && !o.hold) {
+		err_msg("rx: --hold-for needs --hold or --leak");
+		return 2;
+	}
 	if (o.race_ids && o.hold) {
 		err_msg("rx: --race-dontneed returns tokens, it cannot go with --hold or --leak");
 		return 2;
@@ -1094,6 +1116,12 @@ static int cmd_rx(int argc, char **argv)
 	/* still bound, tokens still held (--hold): the occupancy peak */
 	have_end = !dump_pools(&at_end);
 	pages_held = token_pages(&held, ub.size / o.niov_size);
+	if (o.hold_ms) {
+		fprintf(stderr, "%s: holding %zu tokens on %" PRIu64 " net_iovs %u ms "
+			"(SIGUSR1 ends it), binding %u\n", prog, held.n, pages_held,
+			o.hold_ms, binding_id);
+		wait_ms(o.hold_ms);
+	}
 
 	cpu_times(&sys0, &user0);
 	if (o.leak)
@@ -1104,12 +1132,9 @@ static int cmd_rx(int argc, char **argv)
 	st.sys_secs += sys1 - sys0;
 	st.user_secs += user1 - user0;
 	if (o.linger_ms) {
-		double until = now_s() + o.linger_ms / 1000.0;
-
 		fprintf(stderr, "%s: lingering %u ms (SIGUSR1 ends it), binding %u\n",
 			prog, o.linger_ms, binding_id);
-		while (!linger_done && !exiting && now_s() < until)
-			usleep(20 * 1000);
+		wait_ms(o.linger_ms);
 	}
 
 	if (o.unbind_first) {
