@@ -20,10 +20,10 @@ must show:
                           1 page pp_hold kept across a down / the removal
   ppfail.txt              the kernel's fault injection: failures injected
                           (fail_function "times" consumed) == ENOMEMs the
-                          pp_hold writer saw. devmemtop has no page pool
-                          allocation failure figure: SKIP with what it would
-                          need; what it can show is asserted (its pool's
-                          holds and releases are the tracepoints', the
+                          pp_hold writer saw == devmemtop's rx-alloc-fail of
+                          the pool's queue (qstats-get; netdevsim counts its
+                          failed page pool allocations there, 0013); its
+                          pool's holds and releases are the tracepoints' (the
                           failed calls left nothing in flight).
 A test's pools are the ones on netdevs of the guest's init netns with an
 ifindex above the highest one before the test started (<test>.ifindex;
@@ -59,11 +59,14 @@ EXPECT = {
               {"check_pause": "ok", "check_fec": "ok", "pkt_byte_sum": "ok",
                "qstat_by_ifindex": "ok", "check_down": "ok"}),
     "pp_alloc_fail": ("drivers/net/hw/pp_alloc_fail.py", None),
-    # pointed at the lab's netdevsim port through the hardware env: its
-    # first check; netdevsim (6.12, and with our series) reports queue
-    # stats but no rx-alloc-fail
+    # pointed at the lab's netdevsim port through the hardware env: with
+    # 0013 netdevsim reports rx-alloc-fail, so the test goes on to its
+    # traffic generator, iperf3, which the lab does not carry (and
+    # netdevsim's plain RX path allocates nothing from its page pools, so
+    # no injected failure could show there); before 0013 it stopped at
+    # "Driver does not report 'rx-alloc-fail'"
     "pp_alloc_fail_netif": ("drivers/net/hw/pp_alloc_fail.py",
-                            {"test_pp_alloc": ("skip", "does not report 'rx-alloc-fail'")}),
+                            {"test_pp_alloc": ("skip", "requires command: iperf3")}),
 }
 XFAIL_NSIM = "KsftXfailEx: Test does not work on netdevsim"
 KTAP = re.compile(r"^(ok|not ok) (\d+) (\S+)(?:\s+#\s*(\w+)\s*(.*))?$")
@@ -156,7 +159,8 @@ def dmt_pools(snaps, netns, win):
     """devmemtop's pools of one test's window (floor, t0, t1): on netdevs of
     netns with an ifindex above floor, first shown at t0 <= ts < t1. Per
     pool id, the states it was seen in (in order, repeats folded), the
-    largest inflight seen while a zombie, and its last snapshot."""
+    largest inflight seen while a zombie, its last snapshot, and the
+    largest rx-alloc-fail of its RX queue (qstats; None if never read)."""
     floor, t0, t1 = win
     first, out = {}, {}
     for s in snaps:
@@ -167,7 +171,10 @@ def dmt_pools(snaps, netns, win):
                 continue
             if not t0 <= first.setdefault(p["id"], ts) < t1:
                 continue
-            v = out.setdefault(p["id"], {"states": [], "zombie_inflight": None, "last": None})
+            v = out.setdefault(p["id"], {"states": [], "zombie_inflight": None, "last": None,
+                                         "rx_alloc_fail": None})
+            if p.get("queue_rx_alloc_fail") is not None:
+                v["rx_alloc_fail"] = max(v["rx_alloc_fail"] or 0, p["queue_rx_alloc_fail"])
             if not v["states"] or v["states"][-1] != p["state"]:
                 v["states"].append(p["state"])
             if p["state"] == "zombie":
@@ -203,8 +210,8 @@ def check_pools(c, d, name, snaps, netns, win):
 
 
 def check_ppfail(c, d):
-    """The kernel side of ppfail: True when it ran (devmemtop is checked
-    by check_ppfail_dmt then)."""
+    """The kernel side of ppfail: the failures injected when it ran
+    (devmemtop is checked by check_ppfail_dmt then), else None."""
     skip = read(os.path.join(d, "ppfail.skip"))
     if skip is not None:
         # the lab kernels have it (kernel-patches/lab.config): a SKIP only
@@ -214,7 +221,7 @@ def check_ppfail(c, d):
             c.check("ppfail: fail_function present (CONFIG_FAIL_FUNCTION=y)", False, skip.strip())
         else:
             c.skip("ppfail: the kernel's fault injection on page_pool_alloc_pages", skip.strip())
-        return False
+        return None
     kv = dict(l.split("=", 1) for l in (read(os.path.join(d, "ppfail.txt")) or "").split()
               if "=" in l)
     try:
@@ -222,30 +229,30 @@ def check_ppfail(c, d):
                                                             "injected"))
     except (KeyError, ValueError):
         c.check("ppfail results readable", False, hint="see %s/ppfail.txt, scenario.log" % d)
-        return False
+        return None
     c.check("ppfail: failures the kernel injected == ENOMEMs the pp_hold writer saw",
             injected > 0 and injected == enomem and ok + enomem == calls,
             "fail_function on page_pool_alloc_pages: %d injected (times %s -> %s); %d calls, "
             "%d allocated, %d ENOMEM" % (injected, kv.get("times_set"), kv.get("times_left"),
                                          calls, ok, enomem))
-    return True
+    return injected
 
 
-def check_ppfail_dmt(c, d, snaps, netns, win):
-    c.skip("ppfail: devmemtop counts the injected page pool allocation failures",
-           "devmemtop has no page pool allocation failure figure: binding.alloc_failures "
-           "counts devmem provider calls that found no free net_iov; an injected "
-           "page_pool_alloc_pages() failure returns before the page pool, so no page_pool "
-           "tracepoint fires. It would need the netdev family's qstats (rx-alloc-fail per "
-           "queue, which netdevsim does not report) or a hook on the pool's allocation "
-           "return path")
+def check_ppfail_dmt(c, d, snaps, netns, win, injected):
     tr, dm = check_pools(c, d, "ppfail", snaps, netns, win)
     tr = {k: v for k, v in tr.items() if v["rel"]}	# the pools destroyed in its window
     if len(tr) != 1 or len(dm) != 1:
         c.check("ppfail: one pool in the tracepoints and in devmemtop", False,
                 "tracepoints %d, devmemtop %d" % (len(tr), len(dm)))
         return
-    t, p = next(iter(tr.values())), next(iter(dm.values()))["last"]
+    t, v = next(iter(tr.values())), next(iter(dm.values()))
+    p = v["last"]
+    # netdevsim counts a failed page pool allocation of pp_hold as its
+    # queue's rx-alloc-fail (0013); devmemtop reads it with qstats-get
+    c.check("ppfail: devmemtop's rx-alloc-fail of the pool's queue == failures the kernel "
+            "injected", v["rx_alloc_fail"] == injected,
+            "devmemtop queue_rx_alloc_fail %s (largest seen), fail_function injected %d"
+            % (v["rx_alloc_fail"], injected))
     c.check("ppfail: devmemtop's pool holds and releases are the tracepoints' "
             "(the failed calls added nothing in flight)",
             p.get("holds") == t["holds"] == (t["counters"] or (None,))[0] and
@@ -294,7 +301,8 @@ def main():
     else:
         for name in EXPECT:
             check_ktap(c, d, name)
-        ppfail_ran = check_ppfail(c, d)
+        injected = check_ppfail(c, d)
+        ppfail_ran = injected is not None
         if not os.access(DEVMEMTOP, os.X_OK):
             c.skip("devmemtop checks of selftests", "%s not built" % DEVMEMTOP)
         else:
@@ -324,7 +332,7 @@ def main():
                 check_pools(c, d, "queues", snaps, netns, win["queues"])
                 check_pools(c, d, "stats", snaps, netns, win["stats"])
                 if ppfail_ran:
-                    check_ppfail_dmt(c, d, snaps, netns, win["ppfail"])
+                    check_ppfail_dmt(c, d, snaps, netns, win["ppfail"], injected)
     print("selftests: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"],
                                                            c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0

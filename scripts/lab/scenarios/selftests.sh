@@ -158,6 +158,9 @@ ppfail() {
 	times_left=$left
 	injected=$((times - left))
 	EOT
+	# devmemtop reads qstats at every snapshot (200 ms): let a few see the
+	# device's rx-alloc-fail (0013) before it goes
+	sleep 1
 	echo 4242 >/sys/bus/netdevsim/del_device
 	echo "$t0 $(lab_now)" >$D/ppfail.t
 	sleep 0.5
