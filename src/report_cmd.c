@@ -36,6 +36,8 @@ struct report {
 	uint64_t drops_first, drops_last, map_full;
 	bool have_end;
 	struct rec_end end;
+	/* the last snapshot without its objects: availability and global rows */
+	struct dmt_snapshot glob;
 };
 
 struct report_args {
@@ -150,6 +152,63 @@ static void print_batch(const struct hist_batch *h)
 }
 
 
+/*
+ * The metric table's columns of people's tables for one kind of object
+ * (rows with a heading): headings when o is NULL, else o's values ("n/a"
+ * unavailable, "-" unknown).
+ */
+static void print_cols(enum mdef_obj obj, const void *o, const struct dmt_availability *av)
+{
+	char v[32];
+
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+
+		if (mdef_view_col(d, obj))
+			printf(" %*s", mdef_col_width(d, 8),
+			       o ? mdef_fmt(d, o, av, false, v, sizeof(v)) : d->col);
+	}
+}
+
+/* Why those columns say n/a: one line per unavailable metric (from the file: escaped). */
+static void print_cols_why(enum mdef_obj obj, const struct dmt_availability *av)
+{
+	bool seen[DMT_M__COUNT] = {};
+	char esc[512];
+
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+
+		if (!mdef_view_col(d, obj) || d->avail < 0 || mdef_available(d, av) ||
+		    seen[d->avail])
+			continue;
+		seen[d->avail] = true;
+		printf("  n/a: %s unavailable: %s\n", dmt_metric_name(d->avail),
+		       textsafe_str(esc, sizeof(esc), av[d->avail].reason));
+	}
+}
+
+/* "netdev (last snapshot): RX queues bound 1, ...": the global rows people see. */
+static void print_netdev(const struct report *r)
+{
+	const char *sep = "netdev (last snapshot): ";
+	char v[32];
+
+	if (!r->n_snaps)
+		return;
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+
+		if (!mdef_view_col(d, MO_GLOBAL))
+			continue;
+		printf("%s%s %s", sep, d->title,
+		       mdef_fmt(d, &r->glob, r->glob.avail, true, v, sizeof(v)));
+		sep = ", ";
+	}
+	printf("\n");
+	print_cols_why(MO_GLOBAL, r->glob.avail);
+}
+
 static void print_summary(const struct report *r)
 {
 	double dur = r->n_snaps > 1 ? (r->last_ts - r->first_ts) / 1e9 : 0;
@@ -163,10 +222,35 @@ static void print_summary(const struct report *r)
 	printf("\nlost events (ring buffer full): %llu%s; untracked pools/bindings (map full): %llu\n",
 	       (unsigned long long)drops, drops ? "  <-- events are missing from this recording" : "",
 	       (unsigned long long)r->map_full);
+	print_netdev(r);
 	if (r->run.pools_over || r->run.binds_over)
 		printf("not shown: %llu pool and %llu binding records of objects past the first "
 		       "%d pools and %d bindings\n", (unsigned long long)r->run.pools_over,
 		       (unsigned long long)r->run.binds_over, OBJRUN_MAX_POOLS, OBJRUN_MAX_BINDINGS);
+}
+
+/*
+ * The kernel's own figures of each pool (page-pool-stats-get, qstats-get),
+ * as last reported (objtrack_pool_update): the stats count since the
+ * pool's creation.
+ */
+static void print_pool_kernel(const struct report *r)
+{
+	printf("\npools, the kernel's figures (page-pool-stats-get, qstats-get; as last "
+	       "reported):\n");
+	printf("  %-6s %-16s", "ID", "IFACE");
+	print_cols(MO_POOL, NULL, r->glob.avail);
+	printf("\n");
+	for (size_t i = 0; i < r->run.n_pools; i++) {
+		const struct objrun_pool *t = &r->run.pools[i];
+		char ifc[80];
+
+		textsafe_col(ifc, sizeof(ifc), t->last.ifname[0] ? t->last.ifname : "?", 16);
+		printf("  %-6u %s", t->last.id, ifc);
+		print_cols(MO_POOL, &t->last, r->glob.avail);
+		printf("\n");
+	}
+	print_cols_why(MO_POOL, r->glob.avail);
 }
 
 /*
@@ -214,15 +298,19 @@ static void print_pools(const struct report *r)
 	if (partial)
 		printf("  *: counted from the snapshot that located the pool (light mode), not from "
 		       "the start\n");
+	print_pool_kernel(r);
 }
 
 static void print_bindings(const struct report *r)
 {
 	printf("\nbindings (%zu):\n", r->run.n_binds);
-	if (r->run.n_binds)
-		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s %10s\n", "ID", "IFACE",
+	if (r->run.n_binds) {
+		printf("  %-6s %-16s %-9s %10s %8s %10s %8s %10s %10s %10s", "ID", "IFACE",
 		       "LAYOUT", "NIOVS", "OCC%", "ALLOCS", "FAILS", "OUT@UNBIND", "LEAKED",
 		       "LIFETIME");
+		print_cols(MO_BINDING, NULL, r->glob.avail);
+		printf("\n");
+	}
 	for (size_t i = 0; i < r->run.n_binds; i++) {
 		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
 		char occ[16] = "?", unb[24] = "-", leak[24] = "-", niovs[24] = "?", life[24] = "-";
@@ -240,11 +328,15 @@ static void print_bindings(const struct report *r)
 			snprintf(unb, sizeof(unb), "%lld", (long long)b->out_at_unbind);
 		if (b->out_at_free >= 0)
 			snprintf(leak, sizeof(leak), "%lld", (long long)b->out_at_free);
-		printf("  %-6u %-16s %-9s %10s %8s %10llu %8llu %10s %10s %10s\n", b->id,
+		printf("  %-6u %-16s %-9s %10s %8s %10llu %8llu %10s %10s %10s", b->id,
 		       b->ifname[0] ? b->ifname : "?", b->layout, niovs, occ,
 		       (unsigned long long)run->alloc_niovs, (unsigned long long)run->alloc_fail,
 		       unb, leak, life);
+		print_cols(MO_BINDING, b, r->glob.avail);
+		printf("\n");
 	}
+	if (r->run.n_binds)
+		print_cols_why(MO_BINDING, r->glob.avail);
 }
 
 static void print_tokens(const struct report *r)
@@ -275,15 +367,18 @@ static void print_tokens(const struct report *r)
 	for (size_t i = 0; i < r->run.n_holders; i++) {
 		const struct objrun_holder *h = &r->run.holders[i];
 		struct dmt_holder_snap hs = { .cgroup_id = h->cgroup_id };
-		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)];
+		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)], age[32] = "-";
 
 		/* from the file, and any process can name itself anything */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		memcpy(hs.cgroup, h->cgroup, sizeof(hs.cgroup));
 		tokens__holder_where(&hs, false, where, sizeof(where));
-		printf("  %-8u %s %6u %10llu %10llu %9.2fs  %s\n", h->pid, cm, h->binding_id,
-		       (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-		       h->oldest_age_ns / 1e9, textsafe_str(wh, sizeof(wh), where));
+		/* light mode knows no token's age: "-", never "0.00s" */
+		if (h->age_known)
+			snprintf(age, sizeof(age), "%.2fs", h->oldest_age_ns / 1e9);
+		printf("  %-8u %s %6u %10llu %10llu %10s  %s\n", h->pid, cm, h->binding_id,
+		       (unsigned long long)h->tokens, (unsigned long long)h->niovs, age,
+		       textsafe_str(wh, sizeof(wh), where));
 	}
 	if (r->run.holders_over)
 		printf("  (%llu sightings of more holders not listed: at most %d)\n",
@@ -466,6 +561,15 @@ static int add_snapshot(struct report *r, const struct dmt_snapshot *s)
 	r->last_ts = s->ts_ns;
 	r->drops_last = s->ringbuf_drops;
 	r->map_full = s->map_full;
+	r->glob = *s;
+	r->glob.pools = NULL;
+	r->glob.n_pools = 0;
+	r->glob.bindings = NULL;
+	r->glob.n_bindings = 0;
+	r->glob.holders = NULL;
+	r->glob.n_holders = 0;
+	r->glob.progs = NULL;
+	r->glob.n_progs = 0;
 	r->n_snaps++;
 	return err;
 }

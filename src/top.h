@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "collector.h"
 
 enum top_sort {
@@ -44,6 +45,9 @@ bool top_binding_match(const struct top_opts *o, const struct dmt_binding_snap *
 void top_unavailable_summary(const struct dmt_snapshot *s, char *buf, size_t len);
 /* Metrics this mode samples instead of counting exactly, with how; "" none. */
 void top_sampled_summary(const struct dmt_snapshot *s, char *buf, size_t len);
+/* The tables of -b for snapshot s (prev: the one before, or NULL), to f. */
+void top_print_text(const struct top_opts *o, const struct dmt_snapshot *s,
+		    const struct dmt_snapshot *prev, FILE *f);
 /* One line of text for an event from the ring buffer. */
 void top_event_format(const struct dmt_event *e, char *buf, size_t len);
 

@@ -569,6 +569,43 @@ static void cnt(char *buf, size_t len, int64_t v)
 		snprintf(buf, len, "%lld", (long long)v);
 }
 
+/*
+ * The metric table's figures of object o that people see (rows with a
+ * column heading): "title value" pairs, as many a line as the pane is
+ * wide, then why the "n/a" ones are unavailable, one line per reason.
+ */
+static void view_rows(struct pane *p, const struct dmt_snapshot *s, enum mdef_obj obj,
+		      const void *o)
+{
+	bool why[DMT_M__COUNT] = {};
+	char line[256], item[96], v[32];
+	int off = 0;
+
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+		int w;
+
+		if (!mdef_view_col(d, obj))
+			continue;
+		w = snprintf(item, sizeof(item), "  %s %s", d->title,
+			     mdef_fmt(d, o, s->avail, true, v, sizeof(v)));
+		if (off && off + w > p->cols) {
+			add(p, 0, "%s", line);
+			off = 0;
+		}
+		off += snprintf(line + off, sizeof(line) - off, "%s", item);
+		if (off >= (int)sizeof(line))
+			off = sizeof(line) - 1;
+		if (d->avail >= 0 && !mdef_available(d, s->avail))
+			why[d->avail] = true;
+	}
+	if (off)
+		add(p, 0, "%s", line);
+	for (int m = 0; m < DMT_M__COUNT; m++)
+		if (why[m])
+			add(p, 0, "    (n/a: %s)", s->avail[m].reason);
+}
+
 static void pool_pane(struct pane *p, const struct top_ui *u, const struct dmt_snapshot *s,
 		      const struct dmt_pool_snap *pl)
 {
@@ -595,6 +632,7 @@ static void pool_pane(struct pane *p, const struct top_ui *u, const struct dmt_s
 	add(p, 0, "  inflight %lld  netlink: %s, inflight %s%s", (long long)pl->inflight,
 	    pl->netlink_listed ? "listed" : "not listed", nl,
 	    pl->destroy_inflight >= 0 ? "  (destroyed with items in flight)" : "");
+	view_rows(p, s, MO_POOL, pl);
 	if (pl->binding_id)
 		occupancy_line(p, b);
 	add(p, 0, "%s", "");
@@ -667,6 +705,7 @@ static void binding_pane(struct pane *p, const struct top_ui *u, const struct dm
 	    (unsigned long long)b->alloc_calls, (unsigned long long)b->alloc_niovs,
 	    (unsigned long long)b->alloc_fail, (unsigned long long)b->free_niovs_count);
 	add(p, 0, "  outstanding at unbind %s  leaked at free %s", unb, leak);
+	view_rows(p, s, MO_BINDING, b);
 	add(p, 0, "  token mode %s  tokens drained at unbind %llu",
 	    b->token_mode == (DMT_TOKMODE_AUTORELEASE | DMT_TOKMODE_MANUAL) ? "both" :
 	    b->token_mode & DMT_TOKMODE_MANUAL ? "manual (SO_DEVMEM_AUTORELEASE off)" :

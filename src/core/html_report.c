@@ -46,6 +46,9 @@ struct html_run {
 	uint64_t pt_stride;		/* a point every pt_stride snapshots */
 	/* pools and bindings, with report's identity, run figures and caps */
 	struct objrun run;
+	/* the last snapshot without its objects: its global rows */
+	struct dmt_snapshot glob;
+	bool have_glob;
 };
 
 /*
@@ -165,6 +168,13 @@ int html_run__add(struct html_run *r, const struct dmt_snapshot *s)
 		r->t0 = s->ts_ns;
 	memcpy(r->avail, s->avail, sizeof(r->avail));
 	r->have_avail = true;
+	r->glob = *s;
+	r->glob.pools = NULL;
+	r->glob.bindings = NULL;
+	r->glob.holders = NULL;
+	r->glob.progs = NULL;
+	r->glob.n_pools = r->glob.n_bindings = r->glob.n_holders = r->glob.n_progs = 0;
+	r->have_glob = true;
 	r->mode = s->mode;
 	r->t_last = s->ts_ns;
 	r->drops = s->ringbuf_drops;
@@ -909,6 +919,22 @@ static void fact(const struct html_run *r, enum fact k, char *buf, size_t len)
 	}
 }
 
+/* A global row of the metric table as a fact: the value, or n/a with the reason. */
+static void glob_fact(const struct html_run *r, const struct mdef *d, char *buf, size_t len)
+{
+	char v[32];
+
+	if (!r || !r->have_glob) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	mdef_fmt(d, &r->glob, r->glob.avail, true, v, sizeof(v));
+	if (d->avail >= 0 && !mdef_available(d, r->glob.avail))
+		snprintf(buf, len, "n/a: %s", r->glob.avail[d->avail].reason);
+	else
+		snprintf(buf, len, "%s", v);
+}
+
 static void facts(FILE *f, const struct html_run *cand, const struct html_run *base)
 {
 	static const char *const names[F__N] = {
@@ -926,6 +952,17 @@ static void facts(FILE *f, const struct html_run *cand, const struct html_run *b
 		fact(cand, k, c, sizeof(c));
 		fact(base, k, b, sizeof(b));
 		fact_row(f, names[k], c, b, two);
+	}
+	/* the metric table's global rows people see (RX queues, rx-alloc-fail) */
+	for (size_t k = 0; k < mdef_count; k++) {
+		char name[96];
+
+		if (!mdef_view_col(&mdefs[k], MO_GLOBAL))
+			continue;
+		glob_fact(cand, &mdefs[k], c, sizeof(c));
+		glob_fact(base, &mdefs[k], b, sizeof(b));
+		snprintf(name, sizeof(name), "%s (last snapshot)", mdefs[k].title);
+		fact_row(f, name, c, b, two);
 	}
 	fprintf(f, "</table>\n</section>\n");
 }
@@ -965,6 +1002,35 @@ static void pool_count(FILE *f, const struct objrun_pool *t, uint64_t v)
 		fprintf(f, "<td>%llu</td>", (unsigned long long)v);
 }
 
+/*
+ * The metric table's columns of people's tables for one kind of object:
+ * headings (o NULL: the row's words, "%" for a ratio) or o's values, "n/a"
+ * with the reason as its tooltip, "-" unknown.
+ */
+static void view_cols(FILE *f, const struct html_run *r, enum mdef_obj obj, const void *o)
+{
+	const struct dmt_availability *av = r->glob.avail;
+	char v[32];
+
+	for (size_t k = 0; k < mdef_count; k++) {
+		const struct mdef *d = &mdefs[k];
+
+		if (!mdef_view_col(d, obj))
+			continue;
+		if (!o) {
+			fprintf(f, "<th>");
+			esc(f, d->title);
+			fprintf(f, "%s</th>", d->unit == MU_RATIO ? " %" : "");
+		} else if (d->avail >= 0 && !mdef_available(d, av)) {
+			fprintf(f, "<td class=\"na\" title=\"");
+			esc(f, r->have_glob ? av[d->avail].reason : "");
+			fprintf(f, "\">n/a</td>");
+		} else {
+			fprintf(f, "<td>%s</td>", mdef_fmt(d, o, av, false, v, sizeof(v)));
+		}
+	}
+}
+
 static void pool_rows(FILE *f, const struct html_run *r)
 {
 	for (size_t i = 0; i < r->run.n_pools; i++) {
@@ -979,9 +1045,11 @@ static void pool_rows(FILE *f, const struct html_run *r)
 			dmt_pool_state_name(t->last.state));
 		pool_count(f, t, t->run.holds);
 		pool_count(f, t, t->run.releases);
-		fprintf(f, "<td>%lld</td><td>%llu</td><td>%llu</td><td>%llu</td></tr>\n",
+		fprintf(f, "<td>%lld</td><td>%llu</td><td>%llu</td><td>%llu</td>",
 			(long long)t->last.inflight, (unsigned long long)h->count,
 			(unsigned long long)q50, (unsigned long long)hist_batch_max(h));
+		view_cols(f, r, MO_POOL, &t->last);
+		fprintf(f, "</tr>\n");
 	}
 }
 
@@ -1005,9 +1073,11 @@ static void binding_rows(FILE *f, const struct html_run *r)
 		else
 			fprintf(f, "<td>-</td>");
 		if (b->out_at_free >= 0)
-			fprintf(f, "<td>%lld</td></tr>\n", (long long)b->out_at_free);
+			fprintf(f, "<td>%lld</td>", (long long)b->out_at_free);
 		else
-			fprintf(f, "<td>-</td></tr>\n");
+			fprintf(f, "<td>-</td>");
+		view_cols(f, r, MO_BINDING, b);
+		fprintf(f, "</tr>\n");
 	}
 }
 
@@ -1028,9 +1098,14 @@ static void holder_rows(FILE *f, const struct html_run *r)
 				 pc.container_id);
 		fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
 		esc(f, h->comm[0] ? h->comm : "?");
-		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td><td>%.2f s</td><td>",
-			h->binding_id, (unsigned long long)h->tokens, (unsigned long long)h->niovs,
-			h->oldest_age_ns / 1e9);
+		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td>", h->binding_id,
+			(unsigned long long)h->tokens, (unsigned long long)h->niovs);
+		/* light mode knows no token's age: "-", never "0.00 s" */
+		if (h->age_known)
+			fprintf(f, "<td>%.2f s</td><td>", h->oldest_age_ns / 1e9);
+		else
+			fprintf(f, "<td title=\"unknown: light mode reads held tokens from the "
+				"kernel, which keeps no token's age\">-</td><td>");
 		esc(f, pod ? pc.pod_uid : "-");
 		fprintf(f, "</td><td>");
 		esc(f, ctr);
@@ -1051,13 +1126,17 @@ static void objects(FILE *f, const struct html_run *r)
 	fprintf(f, "<section id=\"objects\">\n<h2>Page pools and bindings</h2>\n");
 	fprintf(f, "<table id=\"pools\">\n<tr><th>pool</th><th>interface</th><th>kind</th>"
 		"<th>state</th><th>holds</th><th>releases</th><th>inflight (last)</th>"
-		"<th>refills</th><th>batch p50</th><th>batch max</th></tr>\n");
+		"<th>refills</th><th>batch p50</th><th>batch max</th>");
+	view_cols(f, r, MO_POOL, NULL);
+	fprintf(f, "</tr>\n");
 	pool_rows(f, r);
 	fprintf(f, "</table>\n");
 	if (r->run.n_binds) {
 		fprintf(f, "<table id=\"bindings\">\n<tr><th>binding</th><th>interface</th>"
 			"<th>layout</th><th>niovs</th><th>occupancy (last)</th><th>niovs allocated"
-			"</th><th>alloc failures</th><th>out at unbind</th><th>leaked</th></tr>\n");
+			"</th><th>alloc failures</th><th>out at unbind</th><th>leaked</th>");
+		view_cols(f, r, MO_BINDING, NULL);
+		fprintf(f, "</tr>\n");
 		binding_rows(f, r);
 		fprintf(f, "</table>\n");
 	}
@@ -1158,6 +1237,7 @@ static const char css[] =
 	"th{background:#f6f8fa}table.facts th{width:210px}\n"
 	"#thresholds td{white-space:nowrap}#thresholds td:last-child{white-space:normal}\n"
 	"#holders td{word-break:break-all}\n"
+	"td.na{color:#888}\n"
 	"td.yes{color:#1a7f37}td.no{color:#9a6700}\n"
 	"tr.pass td.status{background:#dafbe1;color:#1a7f37;font-weight:bold}\n"
 	"tr.fail td.status{background:#ffebe9;color:#cf222e;font-weight:bold}\n"

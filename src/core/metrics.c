@@ -4,6 +4,8 @@
  * Prometheus families come out in it (the families that predate the table
  * keep their place with prom_seq).
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "metrics.h"
 
@@ -243,7 +245,8 @@ const struct mdef mdefs[] = {
 	  "(ring-full drops).",
 	  PPS(RECYCLE_RING_FULL), .json = "recycle_ring_full",
 	  .prom = "devmemtop_page_pool_recycle_ring_full_total", .absent = PPS_WHY, .gate = true,
-	  .rec_tag = 11, .better = MB_LOWER },
+	  .rec_tag = 11, .better = MB_LOWER,
+	  .col = "RFULL", .title = "ring-full drops" },
 	{ "pool.recycle_released_refcnt", MT_COUNTER, MU_ITEMS,
 	  "Pages released, not recycled, because another reference was held.",
 	  PPS(RECYCLE_RELEASED_REFCNT), .json = "recycle_released_refcnt",
@@ -254,13 +257,16 @@ const struct mdef mdefs[] = {
 	  "freed (ring full, refcount held), since the pool's creation.",
 	  PD(pool_recycle_ratio), .avail = DMT_M_POOL_STATS, .json = "recycle_ratio",
 	  .prom = "devmemtop_page_pool_recycle_ratio", .absent = PPS_WHY, .gate = true,
-	  .agg = MA_MAX, .better = MB_HIGHER },
+	  .agg = MA_MAX, .better = MB_HIGHER,
+	  /* the live view's pair: pages escaping the pool, and the pool going to the allocator */
+	  .col = "RCY%", .title = "recycled", .top = true },
 	{ "pool.alloc_slow_ratio", MT_GAUGE, MU_RATIO,
 	  "Share of the pool's allocations that took the slow path (slow:fast), since its "
 	  "creation (pools of pages).",
 	  PD(pool_alloc_slow_ratio), .avail = DMT_M_POOL_STATS, .json = "alloc_slow_ratio",
 	  .prom = "devmemtop_page_pool_alloc_slow_ratio", .absent = PPS_WHY, .gate = true,
-	  .agg = MA_MAX, .better = MB_LOWER },
+	  .agg = MA_MAX, .better = MB_LOWER,
+	  .col = "SLOW%", .title = "slow-path allocs", .top = true },
 	{ "pool.slow_holds", MT_COUNTER, MU_ITEMS,
 	  "Holds over the intervals in which the slow-path counters were read.",
 	  PK(slow_holds, MR_U64), .avail = DMT_M_POOL_STATS, .rec_tag = 13 },
@@ -272,13 +278,15 @@ const struct mdef mdefs[] = {
 	  "read (exact in every mode; pools of pages only).",
 	  PD(pool_refill_batch_mean), .avail = DMT_M_POOL_STATS, .json = "refill_batch_mean",
 	  .prom = "devmemtop_page_pool_refill_batch_mean_items", .absent = PPS_WHY,
-	  .gate = true, .agg = MA_MAX, .better = MB_HIGHER },
+	  .gate = true, .agg = MA_MAX, .better = MB_HIGHER,
+	  .col = "B.MEAN", .title = "mean refill batch" },
 	{ "pool.queue_rx_alloc_fail", MT_COUNTER, MU_NIOVS,
 	  "rx-alloc-fail of the RX queue the pool serves, as its driver reports it (qstats).",
 	  PK(queue_alloc_fail, MR_I64), .avail = DMT_M_QSTATS, .json = "queue_rx_alloc_fail",
 	  .prom = "devmemtop_page_pool_queue_rx_alloc_fail_total",
 	  .absent = "only for drivers that report per-queue qstats", .gate = true,
-	  .rec_tag = 15, .better = MB_LOWER },
+	  .rec_tag = 15, .better = MB_LOWER,
+	  .col = "QAFAIL", .title = "queue rx-alloc-fail" },
 
 	/* the snapshot as a whole: kernel-wide devmem counters */
 	{ "dontneed.tokens", MT_COUNTER, MU_NIOVS,
@@ -300,17 +308,20 @@ const struct mdef mdefs[] = {
 	{ "queues.rx_bound", MT_GAUGE, MU_NIOVS,
 	  "RX queues in the collector's network namespace bound to a dmabuf (devmem).",
 	  GF(rxq_bound, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues_bound",
-	  .prom = "devmemtop_rx_queues_bound", .gate = true, .agg = MA_MAX, .rec_tag = 1 },
+	  .prom = "devmemtop_rx_queues_bound", .gate = true, .agg = MA_MAX, .rec_tag = 1,
+	  .col = "RXQ.B", .title = "RX queues bound" },
 	{ "queues.rx_unbound", MT_GAUGE, MU_NIOVS,
 	  "RX queues in the collector's network namespace with no dmabuf binding.",
 	  GF(rxq_unbound, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues_unbound",
-	  .prom = "devmemtop_rx_queues_unbound", .gate = true, .agg = MA_MAX, .rec_tag = 2 },
+	  .prom = "devmemtop_rx_queues_unbound", .gate = true, .agg = MA_MAX, .rec_tag = 2,
+	  .col = "RXQ.U", .title = "RX queues unbound" },
 	{ "netdev.rx_alloc_fail", MT_COUNTER, MU_NIOVS,
 	  "rx-alloc-fail summed over the devices whose drivers report it (qstats).",
 	  GF(rx_alloc_fail, MR_I64), .avail = DMT_M_QSTATS, .json = "rx_alloc_fail",
 	  .prom = "devmemtop_netdev_rx_alloc_fail_total",
 	  .absent = "only when a driver reports rx-alloc-fail", .gate = true,
-	  .better = MB_LOWER, .rec_tag = 3 },
+	  .better = MB_LOWER, .rec_tag = 3,
+	  .col = "AFAIL", .title = "rx-alloc-fail" },
 
 	/* devmem bindings */
 	{ "binding.dmabuf_size", MT_GAUGE, MU_BYTES, "Size of the binding's dmabuf.",
@@ -458,7 +469,8 @@ const struct mdef mdefs[] = {
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
 	{ "binding.rx_queues", MT_GAUGE, MU_NIOVS, "RX queues bound to the binding (queue-get).",
 	  F(rx_queues, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues",
-	  .prom = "devmemtop_binding_rx_queues", .gate = true, .rec_tag = 10 },
+	  .prom = "devmemtop_binding_rx_queues", .gate = true, .rec_tag = 10,
+	  .col = "RXQ", .title = "RX queues", .top = true },
 };
 
 #undef F
@@ -656,4 +668,34 @@ const void *mdef_obj_at(const struct mdef *d, const struct dmt_snapshot *s, size
 bool mdef_bind_view_hist(const struct mdef *d)
 {
 	return d->obj == MO_BINDING && d->kind == MK_LOG2 && d->title;
+}
+
+bool mdef_view_col(const struct mdef *d, enum mdef_obj obj)
+{
+	return d->obj == obj && d->kind == MK_SCALAR && d->col;
+}
+
+const char *mdef_fmt(const struct mdef *d, const void *o, const struct dmt_availability *avail,
+		     bool pct, char *buf, size_t len)
+{
+	double v;
+
+	if (!mdef_available(d, avail))
+		snprintf(buf, len, "n/a");
+	else if (!mdef_value(d, o, &v))
+		snprintf(buf, len, "-");
+	else if (d->unit == MU_RATIO)	/* 0.9998 is 99.9 %, not a perfect 100.0 */
+		snprintf(buf, len, "%.1f%s", floor(v * 1000) / 10, pct ? "%" : "");
+	else if (d->repr == MR_DERIVED && !d->integral)
+		snprintf(buf, len, "%.1f", v);
+	else
+		snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+int mdef_col_width(const struct mdef *d, int min)
+{
+	int w = d->col ? (int)strlen(d->col) : 0;
+
+	return w < min ? min : w;
 }

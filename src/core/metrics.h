@@ -138,6 +138,16 @@ struct mdef {
 	 */
 	const char *title;
 	const char *title_long;
+	/*
+	 * People's tables (issue 25): a scalar row with a column heading is a
+	 * column of its object's table in report and the HTML page (heading
+	 * title there) and a "title value" of the live view's detail pane; a
+	 * global row's is in the live view's header, report's summary and the
+	 * HTML facts. top: also a column of the live view's table, which must
+	 * stay readable in 80-100 columns, so only a few rows say it.
+	 */
+	const char *col;
+	bool top;
 };
 
 extern const struct mdef mdefs[];
@@ -157,6 +167,19 @@ void mdef_set_unknown(const struct mdef *d, void *o);
 bool mdef_available(const struct mdef *d, const struct dmt_availability *avail);
 /* A binding histogram people see (report, HTML, the detail pane): log2, with a title. */
 bool mdef_bind_view_hist(const struct mdef *d);
+/* A scalar row of object kind obj that people's tables show (col set). */
+bool mdef_view_col(const struct mdef *d, enum mdef_obj obj);
+/*
+ * Row d's value of object o as people's views print it: "n/a" when this
+ * kernel or mode cannot measure it (the views say why, from avail), "-"
+ * when unknown now, ratios in percent rounded down to 0.1 (pct: with a
+ * "%" sign; a table's heading says it instead), never a made-up 0.
+ * Returns buf.
+ */
+const char *mdef_fmt(const struct mdef *d, const void *o, const struct dmt_availability *avail,
+		     bool pct, char *buf, size_t len);
+/* The column width of a people's table for row d: at least min. */
+int mdef_col_width(const struct mdef *d, int min);
 /* A histogram row's field (kind MK_LOG2 / MK_BATCH), NULL for another kind. */
 const struct hist_log2 *mdef_log2(const struct mdef *d, const void *o);
 const struct hist_batch *mdef_batch(const struct mdef *d, const void *o);

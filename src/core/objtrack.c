@@ -206,6 +206,15 @@ void objtrack_pool_update(struct dmt_pool_snap *last, const struct dmt_pool_snap
 		last->netns = old.netns;
 	if (last->queue < 0)
 		last->queue = old.queue;
+	/*
+	 * The kernel's stats count since the pool's creation: a sighting
+	 * without them (destroyed, no longer listed) keeps the last ones
+	 * (report's and the HTML page's kernel figures).
+	 */
+	if (last->pps[0] < 0 && old.pps[0] >= 0)
+		memcpy(last->pps, old.pps, sizeof(last->pps));
+	if (last->queue_alloc_fail < 0)
+		last->queue_alloc_fail = old.queue_alloc_fail;
 }
 
 void objtrack_binding_update(struct dmt_binding_snap *last, const struct dmt_binding_snap *cur)
@@ -483,8 +492,12 @@ static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
 			t->tokens = tok;
 			t->niovs = niovs;
 		}
-		if (age > t->oldest_age_ns)
-			t->oldest_age_ns = age;
+		/* light mode's holders have no age (0 in the snapshot): unknown */
+		if (dmt_snap_holder_history(s)) {
+			t->age_known = true;
+			if (age > t->oldest_age_ns)
+				t->oldest_age_ns = age;
+		}
 		/* a first sighting that did not know the path yet */
 		if (!t->cgroup[0] && h->cgroup[0] && (!t->cgroup_id || t->cgroup_id == h->cgroup_id)) {
 			t->cgroup_id = h->cgroup_id;

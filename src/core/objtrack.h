@@ -139,12 +139,17 @@ struct objrun_binding {
  * A process holding frag tokens of a binding, at its peak over the run: its
  * sockets' tokens summed per snapshot, the most at once (with their niovs),
  * the oldest token seen; comm and cgroup from its first sighting (issue
- * 24: a process's cgroup is where its first token found it).
+ * 24: a process's cgroup is where its first token found it). The oldest
+ * token's age is known only from sightings with a hand-out history
+ * (dmt_snap_holder_history(): not light mode, which reads held tokens
+ * from the kernel's xarrays and learns no age): age_known false means
+ * unknown, and the views say "-" or null, never 0.
  */
 struct objrun_holder {
 	uint32_t pid, binding_id;
 	char comm[16];
 	uint64_t tokens, niovs, oldest_age_ns;
+	bool age_known;
 	uint64_t cgroup_id;
 	char cgroup[DMT_CGROUP_PATH_MAX];
 };

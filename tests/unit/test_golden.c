@@ -146,7 +146,8 @@ static void test_html_lab(void **state)
  * What `export --from` and `report --json` publish is the decoded snapshot:
  * read back from the golden recording, light mode's unknown counters stay
  * unknown (issue 26): no holds sample and a null in JSON for pool 13 until
- * it is located, never a 0.
+ * it is located, never a 0; so do its holders' token ages and hand-out
+ * counters (issue 25).
  */
 static void test_replay_unknown(void **state)
 {
@@ -175,6 +176,9 @@ static void test_replay_unknown(void **state)
 		assert_non_null(strstr(text, "devmemtop_page_pool_holds_total{pool_id=\"11\""));
 		assert_int_equal(!!strstr(text, "devmemtop_page_pool_holds_total{pool_id=\"13\""),
 				 k >= 2);
+		/* a light holder's token age is unknown (issue 25): no series, not 0 */
+		assert_non_null(strstr(text, "devmemtop_token_holder_tokens{"));
+		assert_null(strstr(text, "devmemtop_token_holder_oldest_token_age_seconds{"));
 		free(text);
 		o = json_snapshot(it.snap);
 		p = json_object_array_get_idx(json_object_object_get(o, "pools"), 2);
@@ -184,6 +188,13 @@ static void test_replay_unknown(void **state)
 			assert_null(v);
 		else
 			assert_int_equal(json_object_get_int64(v), 5000 + 100 * (k - 2));
+		/* and its age and hand-out counters null */
+		p = json_object_array_get_idx(json_object_object_get(o, "holders"), 0);
+		assert_non_null(p);
+		assert_true(json_object_object_get_ex(p, "oldest_token_age_s", &v));
+		assert_null(v);
+		assert_true(json_object_object_get_ex(p, "tokens_handed", &v));
+		assert_null(v);
 		json_object_put(o);
 		snapshot__free(it.snap);
 		k++;

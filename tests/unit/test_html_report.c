@@ -217,6 +217,104 @@ static void test_light_pools(void **state)
 	html_run__free(r);
 }
 
+/*
+ * Light mode's token holders (issue 25): the kernel keeps no token's age,
+ * so a light snapshot's holder carries 0 there; the page said "0.00 s".
+ * Unknown stays unknown: "-", and a full-mode sighting's age is shown.
+ */
+static void test_light_holder_age(void **state)
+{
+	struct html_run *r = html_run__new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(r);
+	for (int k = 0; k < 2; k++) {
+		struct dmt_snapshot *s = snap(k, "eth0");
+		struct dmt_holder_snap *h = calloc(2, sizeof(*h));
+
+		assert_non_null(h);
+		s->mode = DMT_MODE_LIGHT;
+		s->holders = h;
+		s->n_holders = 1;
+		h[0] = (struct dmt_holder_snap){ .pid = 4242, .binding_id = 3, .tokens = 10,
+						 .niovs = 10 };
+		snprintf(h[0].comm, sizeof(h[0].comm), "ncdevmem");
+		assert_int_equal(html_run__add(r, s), 0);
+		snapshot__free(s);
+	}
+	f = open_memstream(&buf, &len);
+	assert_int_equal(html_report__fprint(f, r, NULL, NULL), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "<tr class=\"holder\"><td>4242</td>"));
+	assert_null(strstr(buf, "0.00 s"));
+	assert_non_null(strstr(buf, "<td>10</td><td>10</td><td title=\"unknown: light mode"));
+	free(buf);
+	html_run__free(r);
+
+	/* the same holder in a full-mode run: its age is known */
+	r = html_run__new();
+	assert_non_null(r);
+	{
+		struct dmt_snapshot *s = snap(0, "eth0");
+		struct dmt_holder_snap *h = calloc(1, sizeof(*h));
+
+		assert_non_null(h);
+		s->holders = h;
+		s->n_holders = 1;
+		*h = (struct dmt_holder_snap){ .pid = 4242, .binding_id = 3, .tokens = 10,
+					       .niovs = 10, .oldest_age_ns = 1500000000ULL };
+		assert_int_equal(html_run__add(r, s), 0);
+		snapshot__free(s);
+	}
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(html_report__fprint(f, r, NULL, NULL), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "<td>10</td><td>10</td><td>1.50 s</td>"));
+	free(buf);
+	html_run__free(r);
+}
+
+/*
+ * The kernel's figures (issue 25): a kernel without CONFIG_PAGE_POOL_STATS
+ * gives n/a with the reason as the cell's tooltip, never 0; the RX queues
+ * of the last snapshot are facts.
+ */
+static void test_kernel_figures(void **state)
+{
+	struct html_run *r = html_run__new();
+	struct dmt_snapshot *s = snap(0, "eth0");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(r);
+	s->avail[DMT_M_POOL_STATS].available = false;
+	snprintf(s->avail[DMT_M_POOL_STATS].reason, sizeof(s->avail[0].reason),
+		 "kernel without CONFIG_PAGE_POOL_STATS");
+	s->bindings[0].rx_queues = 2;
+	s->rxq_bound = 2;
+	s->rxq_unbound = 6;
+	s->rx_alloc_fail = -1;
+	assert_int_equal(html_run__add(r, s), 0);
+	snapshot__free(s);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(html_report__fprint(f, r, NULL, NULL), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "<th>recycled %</th><th>slow-path allocs %</th>"));
+	assert_non_null(strstr(buf, "<td class=\"na\" title=\"kernel without "
+				    "CONFIG_PAGE_POOL_STATS\">n/a</td>"));
+	assert_non_null(strstr(buf, "<th>RX queues</th></tr>"));
+	assert_non_null(strstr(buf, "<td>2</td></tr>"));
+	assert_non_null(strstr(buf, "<tr><th>RX queues unbound (last snapshot)</th><td>6</td>"));
+	/* available, but no driver reports it: unknown */
+	assert_non_null(strstr(buf, "<tr><th>rx-alloc-fail (last snapshot)</th><td>-</td>"));
+	free(buf);
+	html_run__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +323,8 @@ int main(void)
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_gate_rows),
 		cmocka_unit_test(test_light_pools),
+		cmocka_unit_test(test_light_holder_age),
+		cmocka_unit_test(test_kernel_figures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

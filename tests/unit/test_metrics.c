@@ -71,6 +71,13 @@ static void test_rows(void **state)
 			assert_true(d->rec_tag >= 2);
 		if (d->type == MT_TOTAL)
 			assert_non_null(d->event);
+		/* people's tables: a scalar with words; top only among those */
+		if (d->col) {
+			assert_int_equal(d->kind, MK_SCALAR);
+			assert_non_null(d->title);
+		}
+		if (d->top)
+			assert_true(d->col && d->obj != MO_GLOBAL);
 		for (size_t j = 0; j < i; j++) {
 			const struct mdef *e = &mdefs[j];
 
@@ -84,6 +91,9 @@ static void test_rows(void **state)
 			/* one row per field: the run figures add each row up once */
 			if (d->repr != MR_DERIVED && e->repr != MR_DERIVED && d->obj == e->obj)
 				assert_int_not_equal(d->off, e->off);
+			/* one heading per column of an object's table */
+			if (d->col && e->col && d->obj == e->obj)
+				assert_string_not_equal(d->col, e->col);
 			/* prom_seq: one place per family among its object's */
 			if (d->prom_seq && d->obj == e->obj)
 				assert_int_not_equal(d->prom_seq, e->prom_seq);
@@ -171,12 +181,55 @@ static void test_gate_places(void **state)
 	}
 }
 
+/* What people's views print (mdef_fmt): n/a unavailable, - unknown, never 0. */
+static void test_view_fmt(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT] = {};
+	struct dmt_pool_snap p = { .queue_alloc_fail = -1 };
+	const struct mdef *rcy = NULL, *mean = NULL, *qaf = NULL;
+	char buf[32];
+
+	for (size_t i = 0; i < mdef_count; i++) {
+		if (!strcmp(mdefs[i].name, "pool.recycle_ratio"))
+			rcy = &mdefs[i];
+		if (!strcmp(mdefs[i].name, "pool.refill_batch_mean"))
+			mean = &mdefs[i];
+		if (!strcmp(mdefs[i].name, "pool.queue_rx_alloc_fail"))
+			qaf = &mdefs[i];
+	}
+	assert_non_null(rcy);
+	assert_non_null(mean);
+	assert_non_null(qaf);
+	for (int i = 0; i < DMT_PPS__COUNT; i++)
+		p.pps[i] = -1;
+	/* a kernel without CONFIG_PAGE_POOL_STATS */
+	assert_string_equal(mdef_fmt(rcy, &p, av, true, buf, sizeof(buf)), "n/a");
+	av[DMT_M_POOL_STATS].available = true;
+	av[DMT_M_QSTATS].available = true;
+	/* available, but this pool has no stats (no netdev) */
+	assert_string_equal(mdef_fmt(rcy, &p, av, true, buf, sizeof(buf)), "-");
+	assert_string_equal(mdef_fmt(qaf, &p, av, true, buf, sizeof(buf)), "-");
+	for (int i = 0; i < DMT_PPS__COUNT; i++)
+		p.pps[i] = 0;
+	p.pps[DMT_PPS_RECYCLE_RING] = 9998;
+	p.pps[DMT_PPS_RECYCLE_RING_FULL] = 2;
+	/* 99.98 %: rounded down, never shown as a perfect 100 */
+	assert_string_equal(mdef_fmt(rcy, &p, av, true, buf, sizeof(buf)), "99.9%");
+	assert_string_equal(mdef_fmt(rcy, &p, av, false, buf, sizeof(buf)), "99.9");
+	p.slow_holds = 640;
+	p.slow_calls = 10;
+	assert_string_equal(mdef_fmt(mean, &p, av, true, buf, sizeof(buf)), "64.0");
+	p.queue_alloc_fail = 3;
+	assert_string_equal(mdef_fmt(qaf, &p, av, true, buf, sizeof(buf)), "3");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_outputs_reach_rows),
 		cmocka_unit_test(test_gate_places),
+		cmocka_unit_test(test_view_fmt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

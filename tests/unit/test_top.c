@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "json_out.h"
@@ -175,6 +177,94 @@ static void test_json_schema(void **state)
 	assert_non_null(strstr(unav, "binding_alloc_latency, binding_free_latency (fentry/fexit"));
 }
 
+/* The line of text holding needle (cut at its end), or fail. */
+static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
+{
+	const char *p = strstr(text, needle), *b = p, *e;
+
+	assert_non_null(p);
+	while (b > text && b[-1] != '\n')
+		b--;
+	e = strchr(p, '\n');
+	snprintf(buf, len, "%.*s", (int)(e ? e - b : (long)strlen(b)), b);
+	return buf;
+}
+
+/*
+ * The kernel's own figures in the live view (issue 25): a pool's recycle
+ * and slow-path shares, a binding's bound RX queues, the queues and
+ * rx-alloc-fail in the header. Unavailable is "n/a" with the reason in the
+ * header, unknown "-": never 0 (this host's kernel has no
+ * CONFIG_PAGE_POOL_STATS).
+ */
+static void test_kernel_figures(void **state)
+{
+	struct dmt_pool_snap pool[2] = {
+		{ .addr = 0xffff1000, .id = 5, .ifindex = 2, .queue = 0, .netlink_inflight = -1,
+		  .destroy_inflight = -1, .queue_alloc_fail = -1 },
+		{ .addr = 0xffff2000, .id = 6, .ifindex = 3, .queue = -1, .netlink_inflight = -1,
+		  .destroy_inflight = -1, .queue_alloc_fail = -1 },
+	};
+	struct dmt_binding_snap bind = { .id = 9, .total_niovs = 512, .free_niovs = -1,
+					 .in_pools = 0, .held_by_sockets = -1, .occupancy = -1,
+					 .out_at_unbind = -1, .out_at_free = -1, .rx_queues = 2,
+					 .layout = "freelist" };
+	struct dmt_snapshot s = { .mode = DMT_MODE_LIGHT, .n_pools = 2, .pools = pool,
+				  .n_bindings = 1, .bindings = &bind, .rxq_bound = 1,
+				  .rxq_unbound = 7, .rx_alloc_fail = -1 };
+	struct top_opts o;
+	char err[64], l[512], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(PARSE(&o, err, "-b"), 0);
+	strcpy(pool[0].ifname, "eth0");
+	strcpy(pool[1].ifname, "veth1");
+	strcpy(bind.ifname, "eth0");
+	for (int i = 0; i < DMT_PPS__COUNT; i++) {
+		pool[0].pps[i] = 0;
+		pool[1].pps[i] = -1;	/* not listed: no stats for it */
+	}
+	pool[0].pps[DMT_PPS_RECYCLE_CACHED] = 90;
+	pool[0].pps[DMT_PPS_RECYCLE_RING] = 9;
+	pool[0].pps[DMT_PPS_RECYCLE_RING_FULL] = 1;
+	pool[0].pps[DMT_PPS_ALLOC_FAST] = 990;
+	pool[0].pps[DMT_PPS_ALLOC_SLOW] = 10;
+	for (int m = 0; m < DMT_M__COUNT; m++)
+		s.avail[m].available = true;
+	s.avail[DMT_M_QSTATS].available = false;
+	strcpy(s.avail[DMT_M_QSTATS].reason, "kernel without qstats-get (Linux 6.10)");
+
+	f = open_memstream(&out, &len);
+	top_print_text(&o, &s, NULL, f);
+	fclose(f);
+	if (getenv("DMT_TEST_PRINT"))
+		fputs(out, stderr);
+	assert_non_null(strstr(line_with(out, "POOL ", l, sizeof(l)), " RCY% SLOW% "));
+	/* 90 + 9 kept of 100: 99.0 %; 10 slow of 1000 allocations: 1.0 % */
+	assert_non_null(strstr(line_with(out, "5      eth0", l, sizeof(l)), " 99.0   1.0 "));
+	/* a pool the kernel gives no stats for: unknown, not 0 */
+	assert_non_null(strstr(line_with(out, "6      veth1", l, sizeof(l)), "     -     - "));
+	assert_non_null(strstr(line_with(out, "BIND ", l, sizeof(l)), " OCC%   RXQ "));
+	assert_non_null(strstr(line_with(out, "9     eth0", l, sizeof(l)), " n/a     2 "));
+	assert_string_equal(line_with(out, "Netdev:", l, sizeof(l)),
+			    "Netdev: RX queues bound 1, RX queues unbound 7, rx-alloc-fail n/a");
+	free(out);
+
+	/* a kernel without CONFIG_PAGE_POOL_STATS: n/a, and the header says why */
+	s.avail[DMT_M_POOL_STATS].available = false;
+	strcpy(s.avail[DMT_M_POOL_STATS].reason, "kernel without CONFIG_PAGE_POOL_STATS "
+	       "(page-pool-stats-get: Operation not supported)");
+	out = NULL;
+	f = open_memstream(&out, &len);
+	top_print_text(&o, &s, NULL, f);
+	fclose(f);
+	assert_non_null(strstr(line_with(out, "5      eth0", l, sizeof(l)), "   n/a   n/a "));
+	assert_non_null(strstr(line_with(out, "Unavailable:", l, sizeof(l)),
+			       "netlink_page_pool_stats (kernel without CONFIG_PAGE_POOL_STATS"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_json_schema),
+		cmocka_unit_test(test_kernel_figures),
 	};
 
 	return cmocka_run_group_tests_name("top", tests, NULL, NULL);

@@ -41,6 +41,10 @@ static struct dmt_snapshot *snap(int k)
 	p[0].destroy_inflight = -1;
 	hist_batch_add(&p[0].refill, 64, 90);
 	hist_batch_add(&p[0].refill, 1, 10);
+	/* the kernel's stats of a devmem pool: recycles, no slow-path calls */
+	p[0].pps[DMT_PPS_RECYCLE_RING] = 75;
+	p[0].pps[DMT_PPS_RECYCLE_RING_FULL] = 25;
+	p[0].queue_alloc_fail = -1;
 	p[1].id = 9;
 	p[1].addr = 0x2000;
 	snprintf(p[1].ifname, sizeof(p[1].ifname), "eth1");
@@ -151,6 +155,9 @@ static void test_binding_pane(void **state)
 
 	top_ui__fix_selection(u, rows, 3);
 	top_ui__key(u, '\n', rows, 3);
+	s->avail[DMT_M_QUEUES].available = false;
+	snprintf(s->avail[DMT_M_QUEUES].reason, sizeof(s->avail[0].reason),
+		 "kernel without queue-get");
 	assert_int_equal(top_ui__detail_lines(u, s, 23, 80, true, &d), 0);
 	check_fits(&d, 23, 80);
 	if (getenv("DUMP"))
@@ -168,6 +175,9 @@ static void test_binding_pane(void **state)
 	/* sparkline of occupancy: 50% at every sample, block characters */
 	assert_true(has(&d, "\u2588 now 50% max 50%"));
 	assert_true(has(&d, "held by sockets n/a"));
+	/* the kernel's figures (metric table rows): n/a, and why */
+	assert_true(has(&d, "  RX queues n/a"));
+	assert_true(has(&d, "    (n/a: kernel without queue-get)"));
 	top_dlines__free(&d);
 	snapshot__free(s);
 	top_ui__free(u);
@@ -196,6 +206,9 @@ static void test_pool_pane(void **state)
 	assert_true(has(&d, "# now 5000 max 5000"));
 	assert_true(has(&d, "binding 3"));
 	assert_true(has(&d, "occupancy    [") && has(&d, "50.0%"));
+	/* the kernel's page pool figures: a devmem pool has no slow-path share */
+	assert_true(has(&d, "  recycled 75.0%  slow-path allocs -"));
+	assert_true(has(&d, "ring-full drops 25"));
 	top_dlines__free(&d);
 	snapshot__free(s);
 	top_ui__free(u);
