@@ -51,6 +51,7 @@ struct collector {
 	uint64_t ntf_seen;		/* page-pool notifications read */
 	uint64_t ntf_windows;		/* light windows a notification brought forward */
 	uint64_t netns;			/* inode of our network namespace, 0 if unknown */
+	bool nl_no_devmem;		/* this snapshot's page-pool-get listed no dmabuf pool */
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
 	enum dmt_attach_mode mode;
@@ -106,7 +107,7 @@ bool light_pool(struct collector *c, struct dmt_pool *v);
 /* collector_tokiter.c */
 void tokiter_open(struct collector *c);
 void tokiter_close(struct collector *c);
-int tokiter_aggregate(struct collector *c, uint64_t now_ns);
+int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem);
 uint32_t tokiter_flags(const struct collector *c);
 
 /* collector_read.c */

@@ -256,6 +256,7 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	size_t n = 0;
 	int err;
 
+	c->nl_no_devmem = false;
 	if (!c->nl)
 		return 0;
 	err = netdev_nl__pools(c->nl, &nlp, &n);
@@ -264,6 +265,15 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 		run_log(c, 2, "page-pool-get dump failed: %s", strerror(-err));
 		return 0;
 	}
+	/*
+	 * A held token pins a net_iov, so its page pool stays listed (a
+	 * zombie after unbind, with its dmabuf) in the namespace of the
+	 * device, which is the receiving socket's: none listed, none held.
+	 */
+	c->nl_no_devmem = true;
+	for (size_t i = 0; i < n; i++)
+		if (nlp[i].dmabuf)
+			c->nl_no_devmem = false;
 	err = snapbuild_merge_netlink(s, nlp, n, c->netns);
 	free(nlp);
 	if (!err)
@@ -452,7 +462,7 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
 	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
 	if (c->ar.tok_iter) {	/* light mode: the kernel's own xarrays, now */
-		err = tokiter_aggregate(c, s->ts_ns);
+		err = tokiter_aggregate(c, s->ts_ns, c->nl_no_devmem);
 		return err ? err : holders_out(c, s);
 	}
 	if (!c->ar.hook[DMT_H_TOK_DESTROY].loaded)
