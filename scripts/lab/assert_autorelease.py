@@ -32,7 +32,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 
 from labcheck import DEVMEMTOP, read, read_int, read_json, recording_snapshots
 
