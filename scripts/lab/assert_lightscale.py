@@ -21,22 +21,12 @@ import json
 import os
 import re
 
-from labcheck import read
+from labcheck import json_lines as lines, read
 
 VV = re.compile(r"iter/tcp: (\d+) TCP sockets, (\d+) holding (\d+) tokens; read (\d+) us "
                 r"\(its BPF (\d+) us\), count (\d+) us(.*)")
 TOKEN_PROGS = ("tok_tp_recv", "tok_tp_dontneed", "tok_tp_release", "tok_recvmsg_exit",
                "tok_recvmsg_entry", "tok_cmsg_exit", "tok_destroy")
-
-
-def lines(d, f):
-    out = []
-    for l in (read(os.path.join(d, f), "") or "").splitlines():
-        try:
-            out.append(json.loads(l))
-        except ValueError:
-            out.append(None)
-    return out
 
 
 def kv(text):

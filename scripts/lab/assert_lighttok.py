@@ -19,20 +19,10 @@ import re
 import subprocess
 import tempfile
 
-from labcheck import DEVMEMTOP, read
+from labcheck import DEVMEMTOP, json_lines as lines, read
 
 FILES = ("full.json", "fentry.json", "light.json")
 TOKEN_TP = ("tok_tp_recv", "tok_tp_dontneed", "tok_tp_release", "tok_cmsg_exit")
-
-
-def lines(d, f):
-    out = []
-    for l in (read(os.path.join(d, f), "") or "").splitlines():
-        try:
-            out.append(json.loads(l))
-        except ValueError:
-            out.append(None)
-    return out
 
 
 def marks(d, f):

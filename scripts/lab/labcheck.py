@@ -48,6 +48,18 @@ def read(path, default=None):
         return default
 
 
+def json_lines(d, f):
+    """Every line of d/f as JSON, None for a line that is not (a snapshot
+    cut short when its writer was stopped); [] if the file is missing."""
+    out = []
+    for l in (read(os.path.join(d, f), "") or "").splitlines():
+        try:
+            out.append(json.loads(l))
+        except ValueError:
+            out.append(None)
+    return out
+
+
 def read_json(path):
     txt = read(path)
     if txt is None:
