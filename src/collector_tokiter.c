@@ -34,6 +34,7 @@ struct tokiter_state {
 	struct ti_pid *pids;
 	size_t n_pids;
 	uint32_t flags;			/* the last read's enum dmt_iter_flags */
+	bool always;			/* DEVMEMTOP_TOKITER=always: never skip the walk */
 };
 
 static void ti_why(struct collector *c, const char *what, int err)
@@ -47,6 +48,7 @@ static void ti_why(struct collector *c, const char *what, int err)
 void tokiter_open(struct collector *c)
 {
 	struct tokiter_state *t = calloc(1, sizeof(*t));
+	const char *env = getenv("DEVMEMTOP_TOKITER");
 	int err;
 
 	c->ti = t;
@@ -54,6 +56,7 @@ void tokiter_open(struct collector *c)
 		ti_why(c, "out of memory", ENOMEM);
 		return;
 	}
+	t->always = env && !strcmp(env, "always");
 	t->skel = tokiter__open();
 	if (!t->skel) {
 		ti_why(c, "open", errno);
@@ -237,10 +240,9 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem)
 	struct dmt_holder *hs = NULL;
 	size_t ns = 0, n = 0, nh = 0, nr;
 	uint64_t t0 = now_mono_ns(), t1, bpf0 = ti_prog_ns(t), bpf1;
-	const char *env = getenv("DEVMEMTOP_TOKITER");
 	int err;
 
-	if (no_devmem && !(env && !strcmp(env, "always"))) {
+	if (no_devmem && !t->always) {
 		t->flags = 0;
 		if (c->opts.log && c->opts.verbosity >= 2)
 			c->opts.log(2, "tokens: iter/tcp skipped: no devmem page pool in "
