@@ -75,6 +75,7 @@ phase() { TIMINGS+=("$1: $2 s"); log "$1 took $2 s"; }
 
 [ $DEPS = 0 ] || "$LAB_DIR/deps.sh"
 read_base
+mkdir -p "$REPO_DIR/build" || die "cannot create $REPO_DIR/build"
 
 t=$(date +%s)
 make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_DIR/build/lab-traffic-build.log" ||

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Light mode against the full mode on the same traffic, both watching at
 # once (two devmemtop processes), both started before the veth and its page
-# pools exist. At two quiet points (no traffic, each mode's last snapshots
-# unchanged) with a second stream between them, every pool light mode located
-# must have the same absolute holds, releases and inflight as in the full mode
-# at both points, and the same holds and releases counted between them: light
-# mode counts from the pool's creation, the full mode from its first sight,
-# which is the pool's first hold for a pool born while it watches (a new pool
-# on a destroyed pool's address is a pool of its own: 77-pool-identity). Light
+# pools exist. At two joint quiet points (no traffic; a span of unchanged
+# snapshots of each mode, the two spans overlapping in time) with a second
+# stream between them, every pool light mode located must have the same
+# absolute holds, releases and inflight as in the full mode at both points,
+# and the same holds and releases counted between them: light mode counts
+# from the pool's creation, the full mode from its first sight, which is the
+# pool's first hold for a pool born while it watches (a new pool on a
+# destroyed pool's address is a pool of its own: 77-pool-identity). Light
 # mode must keep no per-page program attached outside its sampling windows,
 # say which metrics it samples, and see the same pools end (destroy
 # tracepoint) as the full mode.
@@ -79,34 +80,18 @@ done
 kill -0 $full_pid 2>/dev/null || fail "full mode exited: $(cat "$TMPD/full.err")"
 kill -0 $light_pid 2>/dev/null || fail "light mode exited: $(cat "$TMPD/light.err")"
 [ -s "$TMPD/full.json" ] && [ -s "$TMPD/light.json" ] || fail "no first snapshot in 30 s"
-# wait_quiet: until each mode has written, after the stream ended, two
-# consecutive snapshots in which no pool of the test veth moved (what the
-# check below calls a quiet point), 60 s at most; not a fixed 2 s, which
-# with both cores busy was not quiet yet
+# wait_quiet: until the two modes have a joint quiet point after the
+# stream ended (joint_quiet.py: a span of unchanged snapshots of each mode,
+# the two spans overlapping in time), 60 s at most; not a fixed 2 s, which
+# with both cores busy was not quiet yet, and not each mode's own latest
+# quiet pair, between which a closed connection's late releases can land
 wait_quiet() {
-	local t_end end=$((SECONDS + 60))
-	t_end=$(date +%s%N)
-	until python3 - "$TMPD/full.json" "$TMPD/light.json" "$t_end" "$IF_RX" <<'PY'
-import json, sys
-
-def key(s):
-    return sorted((p["id"], p["holds"], p["releases"]) for p in s["pools"]
-                  if p["ifname"] == sys.argv[4])
-
-for path in sys.argv[1:3]:
-    snaps = []
-    for line in open(path):
-        try:
-            s = json.loads(line)
-        except ValueError:
-            continue	# a line still being written
-        if s["wall_ns"] > int(sys.argv[3]):
-            snaps.append(key(s))
-    if not any(a == b for a, b in zip(snaps, snaps[1:])):
-        sys.exit(1)
-PY
+	local end=$((SECONDS + 60))
+	t_from=$(date +%s%N)
+	until python3 "$TOP/tests/integration/joint_quiet.py" wait "$TMPD/full.json" \
+		"$TMPD/light.json" "$t_from" "$IF_RX"
 	do
-		[ $SECONDS -lt $end ] || fail "no quiet point (two unchanged snapshots of each mode) in 60 s"
+		[ $SECONDS -lt $end ] || fail "no joint quiet point (overlapping unchanged snapshots of both modes) in 60 s"
 		sleep 0.2
 	done
 }
@@ -140,12 +125,12 @@ done
 [ "$clean" = 1 ] || fail "light mode keeps a per-page program attached outside its windows"
 [ -n "$(per_page_links $full_pid)" ] || fail "the link check finds no per-page link in full mode either"
 wait_quiet
-t_q1=$(date +%s%N)	# snapshots up to here are quiet (output may be buffered)
+t_s1=$t_from t_q1=$(date +%s%N)	# a joint quiet point lies between the two
 sleep 0.5
 testbed_traffic 2
 testbed_wait
 wait_quiet
-t_q2=$(date +%s%N)
+t_s2=$t_from t_q2=$(date +%s%N)
 sleep 0.5
 testbed_down		# the pools end while both watch
 # until both have reported a pool of the test veth destroyed or zombie
@@ -177,14 +162,15 @@ kill -TERM $full_pid $light_pid 2>/dev/null
 wait $full_pid || fail "full mode failed: $(cat "$TMPD/full.err")"
 wait $light_pid || fail "light mode failed: $(cat "$TMPD/light.err")"
 
-python3 - "$TMPD/full.json" "$TMPD/light.json" "$t_q1" "$t_q2" "$IF_RX" "$FIF_RX" <<'PY' ||
+python3 - "$TMPD/full.json" "$TMPD/light.json" "$t_q1" "$t_q2" "$IF_RX" "$FIF_RX" \
+	"$t_s1" "$t_s2" "$TOP/tests/integration" <<'PY' ||
 import json, sys
+sys.path.insert(0, sys.argv[9])
+from joint_quiet import joint
 
 full = [json.loads(l) for l in open(sys.argv[1])]
 light = [json.loads(l) for l in open(sys.argv[2])]
 t1, t2 = int(sys.argv[3]), int(sys.argv[4])
-nf1 = sum(1 for s in full if s["wall_ns"] <= t1)
-nl1 = sum(1 for s in light if s["wall_ns"] <= t1)
 nf = sum(1 for s in full if s["wall_ns"] <= t2)
 nl = sum(1 for s in light if s["wall_ns"] <= t2)
 ok = True
@@ -205,21 +191,15 @@ def pools(s, ifname=sys.argv[5]):
         out[p["id"]] = p
     return out
 
-def still(a, b):
-    pa, pb = pools(a), pools(b)
-    return all(pid in pa and (pa[pid]["holds"], pa[pid]["releases"]) ==
-               (p["holds"], p["releases"]) for pid, p in pb.items())
-
-def quiet(snaps, n, name):
-    # the latest pair of snapshots before time t with nothing moving between
-    # them (a stray packet, e.g. IPv6 neighbour discovery, may move a pool
-    # for one interval): within the last 2 s of the quiet time
-    for k in range(n - 1, max(n - 5, 0), -1):
-        if still(snaps[k - 1], snaps[k]):
-            return pools(snaps[k])
-    bad(f"{name}: no two consecutive unchanged snapshots before the quiet point "
-        f"({[(p['id'], p['holds'], p['releases']) for p in snaps[n - 1]['pools']]})")
-    return pools(snaps[n - 1])
+def quiet(t_from, t_to, name):
+    # both modes at one instant: the latest pair of overlapping quiet spans
+    # after the stream ended (a stray packet, e.g. IPv6 neighbour discovery,
+    # or a closed connection's late releases, may move a pool in between)
+    found = joint(full, light, t_from, t_to, sys.argv[5])
+    if found:
+        return pools(found[0]), pools(found[1])
+    bad(f"{name}: no joint quiet point (overlapping unchanged snapshots of both modes)")
+    return {}, {}
 
 if light[0]["mode"] != "light":
     bad(f"light process runs mode {light[0]['mode']}")
@@ -234,10 +214,8 @@ for k in ("pool_holds", "pool_releases", "pool_inflight"):
 if m["pool_refill_batch"]["method"] != "sampled":
     bad(f"light: pool_refill_batch is {m['pool_refill_batch']['method']}, not sampled")
 
-fq1 = quiet(full, nf1, "full")
-lq1 = quiet(light, nl1, "light")
-fq = quiet(full, nf, "full")
-lq = quiet(light, nl, "light")
+fq1, lq1 = quiet(int(sys.argv[7]), t1, "quiet point 1")
+fq, lq = quiet(int(sys.argv[8]), t2, "quiet point 2")
 if not fq:
     bad("full mode saw no pool on the test veth")
 else:
