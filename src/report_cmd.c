@@ -346,15 +346,19 @@ static void print_tokens(const struct report *r)
 	       "MAX.TOKENS", "MAX.NIOVS");
 	for (size_t i = 0; i < r->run.n_binds; i++) {
 		const struct dmt_binding_snap *b = &r->run.binds[i].last, *run = &r->run.binds[i].run;
-		char mt[24] = "?", mn[24] = "?";
+		char mt[24] = "?", mn[24] = "?", hd[24] = "-", rt[24] = "-", rl[24] = "-";
 
 		if (run->held_tokens >= 0)
 			snprintf(mt, sizeof(mt), "%lld", (long long)run->held_tokens);
 		if (run->held_by_sockets >= 0)
 			snprintf(mn, sizeof(mn), "%lld", (long long)run->held_by_sockets);
-		printf("  %-6u %10llu %10llu %10llu %12s %12s", b->id,
-		       (unsigned long long)run->tok_handed, (unsigned long long)run->tok_returned,
-		       (unsigned long long)run->tok_released, mt, mn);
+		/* light mode: what is held now is walked, no hand-out history */
+		if (r->glob.avail[DMT_M_BIND_TOKEN_EVENTS].available) {
+			snprintf(hd, sizeof(hd), "%llu", (unsigned long long)run->tok_handed);
+			snprintf(rt, sizeof(rt), "%llu", (unsigned long long)run->tok_returned);
+			snprintf(rl, sizeof(rl), "%llu", (unsigned long long)run->tok_released);
+		}
+		printf("  %-6u %10s %10s %10s %12s %12s", b->id, hd, rt, rl, mt, mn);
 		/* one line: the reason used to end the row early and start its own */
 		if (b->held_why)
 			printf("  (held unknown: %s)", dmt_held_why_text(b->held_why));

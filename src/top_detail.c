@@ -706,11 +706,15 @@ static void binding_pane(struct pane *p, const struct top_ui *u, const struct dm
 	    (unsigned long long)b->alloc_fail, (unsigned long long)b->free_niovs_count);
 	add(p, 0, "  outstanding at unbind %s  leaked at free %s", unb, leak);
 	view_rows(p, s, MO_BINDING, b);
-	add(p, 0, "  token mode %s  tokens drained at unbind %llu",
-	    b->token_mode == (DMT_TOKMODE_AUTORELEASE | DMT_TOKMODE_MANUAL) ? "both" :
-	    b->token_mode & DMT_TOKMODE_MANUAL ? "manual (SO_DEVMEM_AUTORELEASE off)" :
-	    b->token_mode & DMT_TOKMODE_AUTORELEASE ? "autorelease" : "-",
-	    (unsigned long long)b->tok_drained);
+	if (s->avail[DMT_M_BIND_TOKEN_EVENTS].available)
+		add(p, 0, "  token mode %s  tokens drained at unbind %llu",
+		    b->token_mode == (DMT_TOKMODE_AUTORELEASE | DMT_TOKMODE_MANUAL) ? "both" :
+		    b->token_mode & DMT_TOKMODE_MANUAL ? "manual (SO_DEVMEM_AUTORELEASE off)" :
+		    b->token_mode & DMT_TOKMODE_AUTORELEASE ? "autorelease" : "-",
+		    (unsigned long long)b->tok_drained);
+	else
+		add(p, 0, "  token mode, tokens drained: n/a (%s)",
+		    s->avail[DMT_M_BIND_TOKEN_EVENTS].reason);
 	occupancy_line(p, b);
 	add(p, 0, "%s", "");
 	add(p, 1, "Last minute");

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include "availability.h"
 
-#define LIGHT_NO_TOKENS "per-token hook: not attached in light mode"
 #define NO_DEVMEM "kernel has no devmem (CONFIG_NET_DEVMEM)"
 
 static bool att(const struct dmt_attach_result *r, enum dmt_hook h)
@@ -68,6 +67,7 @@ static void tokens_availability(const struct dmt_attach_result *r, struct dmt_av
 		snprintf(why, sizeof(why), "tcp_destroy_sock: %.100s",
 			 why_not(r, DMT_H_TOK_DESTROY));
 	set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], ok, src, why);
+	set_avail(&av[DMT_M_BIND_TOKEN_EVENTS], ok, src, why);
 	set_avail(&av[DMT_M_RECVMSG_TOKENS], ok && att(r, DMT_H_TOK_RECVMSG_EXIT),
 		  "fexit/tcp_recvmsg", ok ? why_not(r, DMT_H_TOK_RECVMSG_EXIT) : why);
 	set_avail(&av[DMT_M_DONTNEED_COST], att(r, DMT_H_TOK_DONTNEED_ENTRY) &&
@@ -145,9 +145,11 @@ static void binding_per_item(const struct dmt_attach_result *r, struct dmt_avail
 				  "iter/tcp: sk_user_frags at snapshot", "");
 		else
 			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",
-				  r->tok_iter_why[0] ? r->tok_iter_why : LIGHT_NO_TOKENS);
-		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", LIGHT_NO_TOKENS);
-		set_avail(&av[DMT_M_DONTNEED_COST], false, "", LIGHT_NO_TOKENS);
+				  r->tok_iter_why[0] ? r->tok_iter_why : DMT_LIGHT_NO_TOKENS);
+		/* the walk sees what is held now, not what was handed or returned */
+		set_avail(&av[DMT_M_BIND_TOKEN_EVENTS], false, "", DMT_LIGHT_NO_TOKENS);
+		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", DMT_LIGHT_NO_TOKENS);
+		set_avail(&av[DMT_M_DONTNEED_COST], false, "", DMT_LIGHT_NO_TOKENS);
 		set_avail(&av[DMT_M_BIND_FREE_LATENCY], false, "",
 			  "per-niov hook: not attached in light mode");
 		return;

@@ -655,7 +655,7 @@ static void get_sparse(struct rd *r, uint64_t *slots, unsigned int n, uint64_t *
 	}
 }
 
-static void get_avail(struct rd *r, struct dmt_availability *a)
+static void get_avail(struct rd *r, struct dmt_availability *a, uint32_t mode)
 {
 	uint32_t n = get_u32(r, "availability count");
 
@@ -675,10 +675,30 @@ static void get_avail(struct rd *r, struct dmt_availability *a)
 		get_str(r, d->source, sizeof(d->source), "availability source");
 		get_str(r, d->reason, sizeof(d->reason), "availability reason");
 	}
+	if (!r->err)
+		rec_avail__upgrade(a, n, mode);
+}
+
+void rec_avail__upgrade(struct dmt_availability *a, uint32_t n, uint32_t mode)
+{
+	struct dmt_availability *ev = &a[DMT_M_BIND_TOKEN_EVENTS];
+
 	/* metrics newer than the recording */
 	for (uint32_t i = n; i < DMT_M__COUNT; i++) {
 		a[i].available = false;
 		snprintf(a[i].reason, sizeof(a[i].reason), "not in this recording");
+	}
+	/*
+	 * Recordings from before the token events had a key of their own: the
+	 * held-by-sockets key covered them, truly in the full modes; light mode
+	 * (its held figures from the snapshot-time walk) never had them.
+	 */
+	if (n > DMT_M_BIND_TOKEN_EVENTS)
+		return;
+	*ev = a[DMT_M_BIND_HELD_BY_SOCKETS];
+	if (mode == DMT_MODE_LIGHT) {
+		*ev = (struct dmt_availability){ .available = false };
+		snprintf(ev->reason, sizeof(ev->reason), "%s", DMT_LIGHT_NO_TOKENS);
 	}
 }
 
@@ -1010,7 +1030,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->mode = get_enum(&r, get_u32(&r, "snapshot"), DMT_MODE_LIGHT, "attach mode");
 	has_avail = get_u8(&r, "snapshot");
 	if (has_avail == 1)
-		get_avail(&r, s->avail);
+		get_avail(&r, s->avail, s->mode);
 	else if (has_avail == 0 && prev_avail)
 		memcpy(s->avail, prev_avail, sizeof(s->avail));
 	else if (has_avail == 0)
@@ -1084,7 +1104,7 @@ static int decode_meta(const uint8_t *p, size_t len, struct rec_meta *m, char *w
 	m->start_mono_ns = get_u64(&r, "meta");
 	m->interval_ns = get_u64(&r, "meta");
 	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_LIGHT, "attach mode");
-	get_avail(&r, m->avail);
+	get_avail(&r, m->avail, m->mode);
 	n = get_count(&r, 2, REC_MAX_PROBE_LOG, "probe log line");
 	if (!r.err && n) {
 		m->probe_log = calloc(n, sizeof(*m->probe_log));

@@ -137,6 +137,11 @@ int rec_encode_meta(struct rec_buf *b, const struct rec_meta *m);
 int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability *prev_avail,
 			struct dmt_snapshot **out, char *why, size_t wlen);
 void rec_meta__fini(struct rec_meta *m);
+/*
+ * Availability of the metrics a recording of n entries predates (mode: its
+ * attach mode): unknown, or derived from the key that covered them then.
+ */
+void rec_avail__upgrade(struct dmt_availability *a, uint32_t n, uint32_t mode);
 
 struct rec_writer;
 /* Creates path mode 0600 (an existing file is made 0600 too): it describes the kernel. */

@@ -74,6 +74,7 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_POOL_STATS]		= "netlink_page_pool_stats",
 	[DMT_M_QUEUES]			= "netlink_queues",
 	[DMT_M_QSTATS]			= "netlink_qstats",
+	[DMT_M_BIND_TOKEN_EVENTS]	= "binding_token_events",
 };
 
 const char *dmt_held_why_text(uint32_t why)

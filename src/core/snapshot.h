@@ -43,8 +43,12 @@ enum dmt_metric {
 	DMT_M_POOL_STATS,		/* netdev genl page-pool-stats-get */
 	DMT_M_QUEUES,			/* netdev genl queue-get: RX queue -> binding */
 	DMT_M_QSTATS,			/* netdev genl qstats-get */
+	DMT_M_BIND_TOKEN_EVENTS,	/* tokens handed/returned/released, rx bytes */
 	DMT_M__COUNT,
 };
+
+/* Why light mode has no token events (availability reason) */
+#define DMT_LIGHT_NO_TOKENS "per-token hook: not attached in light mode"
 
 /* Why a binding's held tokens are unknown although the hooks are there. */
 enum dmt_held_why {

@@ -141,6 +141,11 @@ static inline void golden_avail(struct dmt_availability *a)
 	a[DMT_M_POOL_NID].available = false;
 	a[DMT_M_POOL_NID].source[0] = '\0';
 	snprintf(a[DMT_M_POOL_NID].reason, sizeof(a[0].reason), "no hook on this kernel");
+	/* light mode: held tokens from the walk, no hand-out counters */
+	a[DMT_M_BIND_TOKEN_EVENTS].available = false;
+	a[DMT_M_BIND_TOKEN_EVENTS].source[0] = '\0';
+	snprintf(a[DMT_M_BIND_TOKEN_EVENTS].reason, sizeof(a[0].reason), "%s",
+		 DMT_LIGHT_NO_TOKENS);
 }
 
 /* Snapshot k of the run: counters grow with k; pool 13 is located at k = 2. */

@@ -205,6 +205,8 @@ static void test_token_sources(void **state)
 	dmt_availability__decide(&r, av);
 	assert_true(dmt_tokens_tracked(&r));
 	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS, "tp_btf/devmem_token_* (kernel-patches/0009)");
+	/* the binding's hand-out counters come from the same events */
+	EXACT(av, DMT_M_BIND_TOKEN_EVENTS, "tp_btf/devmem_token_* (kernel-patches/0009)");
 	/* tokens per recvmsg need fexit/tcp_recvmsg even then */
 	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, EPERM_WHY);
 	/* one tracepoint missing: the reason names the source */
@@ -218,6 +220,7 @@ static void test_token_sources(void **state)
 	off(&r, DMT_H_TOK_DESTROY, "");
 	dmt_availability__decide(&r, av);
 	UNAVAIL(av, DMT_M_BIND_HELD_BY_SOCKETS, "tcp_destroy_sock: not attached");
+	UNAVAIL(av, DMT_M_BIND_TOKEN_EVENTS, "tcp_destroy_sock: not attached");
 	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "tcp_destroy_sock: not attached");
 	/*
 	 * no token source: tcp_destroy_sock is not loaded either (nothing to
@@ -285,6 +288,11 @@ static void test_light(void **state)
 	r.tok_iter = true;
 	dmt_availability__decide(&r, av);
 	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS, "iter/tcp: sk_user_frags at snapshot");
+	/*
+	 * the walk sees what is held, not what was handed out or returned: the
+	 * binding's token counters stay unknown (they read 0 and passed a gate)
+	 */
+	UNAVAIL(av, DMT_M_BIND_TOKEN_EVENTS, "per-token hook: not attached in light mode");
 	UNAVAIL(av, DMT_M_RECVMSG_TOKENS, "per-token hook: not attached in light mode");
 	/* the iterator refused: its reason, not the per-token hooks' */
 	r.tok_iter = false;

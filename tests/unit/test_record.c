@@ -657,6 +657,41 @@ static void test_v1_fixture(void **state)
 	rec_reader__free(r);
 }
 
+/*
+ * A recording older than binding_token_events: the full modes' token
+ * counters were covered by binding_held_by_sockets, light mode never had
+ * them (they read 0 there, and a light-mode gate on them passed).
+ */
+static void test_avail_upgrade(void **state)
+{
+	struct dmt_availability a[DMT_M__COUNT] = {};
+
+	a[DMT_M_BIND_HELD_BY_SOCKETS].available = true;
+	snprintf(a[DMT_M_BIND_HELD_BY_SOCKETS].source, 64, "tp_btf/devmem_token_*");
+	rec_avail__upgrade(a, DMT_M_BIND_TOKEN_EVENTS, DMT_MODE_DEVMEM_TP);
+	assert_true(a[DMT_M_BIND_TOKEN_EVENTS].available);
+	assert_string_equal(a[DMT_M_BIND_TOKEN_EVENTS].source, "tp_btf/devmem_token_*");
+	/* light mode with the iterator: held exact, the counters unknown */
+	snprintf(a[DMT_M_BIND_HELD_BY_SOCKETS].source, 64, "iter/tcp");
+	rec_avail__upgrade(a, DMT_M_BIND_TOKEN_EVENTS, DMT_MODE_LIGHT);
+	assert_false(a[DMT_M_BIND_TOKEN_EVENTS].available);
+	assert_string_equal(a[DMT_M_BIND_TOKEN_EVENTS].reason, DMT_LIGHT_NO_TOKENS);
+	/* full mode without token hooks: their reason */
+	a[DMT_M_BIND_HELD_BY_SOCKETS].available = false;
+	snprintf(a[DMT_M_BIND_HELD_BY_SOCKETS].reason, 160, "tcp_destroy_sock: not attached");
+	rec_avail__upgrade(a, DMT_M_BIND_TOKEN_EVENTS, DMT_MODE_TP_ONLY);
+	assert_false(a[DMT_M_BIND_TOKEN_EVENTS].available);
+	assert_string_equal(a[DMT_M_BIND_TOKEN_EVENTS].reason, "tcp_destroy_sock: not attached");
+	/* a recording that has the key keeps what it wrote */
+	a[DMT_M_BIND_TOKEN_EVENTS] = (struct dmt_availability){ .available = true };
+	rec_avail__upgrade(a, DMT_M__COUNT, DMT_MODE_LIGHT);
+	assert_true(a[DMT_M_BIND_TOKEN_EVENTS].available);
+	/* older still: a metric after it is unknown */
+	rec_avail__upgrade(a, DMT_M_POOL_STATS, DMT_MODE_LIGHT);
+	assert_false(a[DMT_M_QSTATS].available);
+	assert_string_equal(a[DMT_M_QSTATS].reason, "not in this recording");
+}
+
 static struct rec_meta *meta(void)
 {
 	static char *log[] = { "probe pp_hold tp_btf ok", "attach mode: fentry" };
@@ -1153,6 +1188,7 @@ int main(void)
 		cmocka_unit_test(test_tokens_round_trip),
 		cmocka_unit_test(test_holder_cgroups),
 		cmocka_unit_test(test_v1_fixture),
+		cmocka_unit_test(test_avail_upgrade),
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_corruption),
