@@ -32,6 +32,13 @@ struct dmt_iter_sock {
 	__u32 tokens;		/* records it wrote */
 	__u32 first_rec;	/* its records: recs[first_rec .. first_rec + tokens) */
 	__u32 flags;		/* enum dmt_iter_flags */
+	/*
+	 * DMT_ITER_MANUAL in flags: a socket with SO_DEVMEM_AUTORELEASE off
+	 * (no records: its tokens are counts on the binding's net_iovs) and
+	 * the id of the binding it reads from (sk_devmem_binding)
+	 */
+	__u32 binding_id;
+	__u32 pad;
 };
 
 /* One held token, in the mmap()ed records array. */
@@ -40,6 +47,44 @@ struct dmt_iter_rec {
 	__u32 binding_id;
 	__u32 niov_idx;		/* as dmt_tok_val: offset in the dmabuf / niov size */
 	__u32 token;		/* the token id (xarray index) */
+};
+
+/*
+ * Tokens held without SO_DEVMEM_AUTORELEASE (kernel-patches 0012): the
+ * kernel counts them per net_iov (net_iov->uref), not per socket. The
+ * uref walk (bpf/urefwalk.bpf.c, one BPF_PROG_TEST_RUN per binding at
+ * snapshot time) reads every net_iov of a binding and writes one record
+ * per net_iov with uref > 0 to an mmap()ed array.
+ */
+#define DMT_UREF_MAX_NIOVS	(1 << 22)	/* net_iovs per binding (16 GiB of 4 KiB) */
+#define DMT_UREF_MAX_RECS	(1 << 18)	/* net_iovs with uref > 0, per binding */
+#define DMT_UREF_BLOCK		4096		/* bytes of net_iovs read at once */
+
+enum dmt_uref_flags {
+	DMT_UREF_NOFIELD	= 1 << 0,	/* the kernel's net_iov has no uref */
+	DMT_UREF_UNKNOWN	= 1 << 1,	/* not a live binding our hooks saw */
+	DMT_UREF_LAYOUT		= 1 << 2,	/* binding layout not known here */
+	DMT_UREF_FAULT		= 1 << 3,	/* a kernel read failed */
+	DMT_UREF_TRUNC_NIOVS	= 1 << 4,	/* more than DMT_UREF_MAX_NIOVS net_iovs */
+	DMT_UREF_TRUNC_RECS	= 1 << 5,	/* more than DMT_UREF_MAX_RECS held net_iovs */
+	DMT_UREF_NEGATIVE	= 1 << 6,	/* a uref below 0 (the posted revisions' underflow) */
+};
+
+/* One net_iov with uref > 0. */
+struct dmt_uref_rec {
+	__u32 niov_idx;		/* as dmt_iter_rec: its index in the binding */
+	__u32 uref;		/* tokens user space holds on it */
+};
+
+/* The walk of one binding, read by user space right after the test run. */
+struct dmt_uref_out {
+	__u64 tokens;		/* sum of uref */
+	__u32 niovs;		/* net_iovs with uref > 0 */
+	__u32 recs;		/* records written (== niovs when complete) */
+	__u32 walked;		/* net_iovs read */
+	__u32 flags;		/* enum dmt_uref_flags; 0: complete */
+	__u32 id;		/* the binding's id */
+	__u32 layout;		/* 1 gen_pool chunks, 2 binding->niovs array */
 };
 
 #endif /* DEVMEMTOP_ITER_H */

@@ -119,7 +119,7 @@ struct net_iov_area {
  * references on the net_iovs of sk_devmem_binding, not as xarray entries.
  */
 struct sock___autorel {
-	void *sk_devmem_binding;
+	struct net_devmem_dmabuf_binding *sk_devmem_binding;
 };
 
 struct dmabuf_genpool_chunk_owner___area {
@@ -303,6 +303,7 @@ int tok_iter(struct bpf_iter__tcp *ctx)
 	struct dmt_iter_sock out = {};
 	struct seq_file *seq = ctx->meta->seq;
 	struct sock_common *skc = ctx->sk_common;
+	const struct net_devmem_dmabuf_binding *mb = NULL;
 	struct tok_walk *w;
 	const struct sock *sk;
 	__u64 head;
@@ -328,13 +329,15 @@ int tok_iter(struct bpf_iter__tcp *ctx)
 	if (!sk)
 		return 0;	/* request or time-wait socket: no tokens */
 	head = (__u64)BPF_CORE_READ(sk, sk_user_frags.xa_head);
-	if (!head) {
-		/* tokens without autorelease are not in the xarray: not countable here */
-		if (bpf_core_field_exists(struct sock___autorel, sk_devmem_binding) &&
-		    BPF_CORE_READ((const struct sock___autorel *)sk, sk_devmem_binding))
-			iter_flags |= DMT_ITER_MANUAL;
+	/*
+	 * Autorelease off (0012): the socket pins the binding it reads from;
+	 * its tokens are counts on that binding's net_iovs, which user space
+	 * reads with bpf/urefwalk.bpf.c: here only its header (a holder row).
+	 */
+	if (!head && bpf_core_field_exists(struct sock___autorel, sk_devmem_binding))
+		mb = BPF_CORE_READ((const struct sock___autorel *)sk, sk_devmem_binding);
+	if (!head && !mb)
 		return 0;	/* holds no token: the common case, one read */
-	}
 	if (iter_socks >= DMT_ITER_MAX_SOCKS) {
 		iter_flags |= DMT_ITER_TRUNC_SOCKS;
 		return 0;
@@ -350,7 +353,10 @@ int tok_iter(struct bpf_iter__tcp *ctx)
 	if (!w->niov_size)
 		return 0;
 	out.first_rec = iter_recs;
-	if (XA_IS_NODE(head)) {
+	if (mb) {
+		w->flags = DMT_ITER_MANUAL;
+		out.binding_id = BPF_CORE_READ(mb, id);
+	} else if (XA_IS_NODE(head)) {
 		if (!node_load(w, 0, head - 2)) {
 			steps = bpf_loop(DMT_ITER_MAX_STEPS, walk_step, NULL, 0);
 			if (steps >= DMT_ITER_MAX_STEPS && w->depth >= 0)

@@ -63,6 +63,7 @@ struct collector {
 	struct dmt_tok_stats tok_stats;
 	struct cgpath *cgpaths;		/* holders' cgroup id -> path, made at first use */
 	struct tokiter_state *ti;	/* light mode's token iterator (collector_tokiter.c) */
+	struct uref_state *ur;		/* its net_iov uref walk (collector_uref.c) */
 
 	struct rate_tracker *rates;
 	struct binding_memory *bindings;
@@ -109,6 +110,18 @@ void tokiter_open(struct collector *c);
 void tokiter_close(struct collector *c);
 int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem);
 uint32_t tokiter_flags(const struct collector *c);
+uint32_t tokiter_held_why(const struct collector *c, uint32_t binding_id);
+
+/* collector_uref.c */
+struct dmt_iter_sock;
+struct dmt_tok_entry;
+void uref_open(struct collector *c);
+void uref_close(struct collector *c);
+int uref_walk_all(struct collector *c, uint64_t now_ns, struct dmt_tok_entry **toks, size_t *n);
+void uref_skip(struct collector *c);
+bool uref_kernel(const struct collector *c);
+uint32_t uref_held_why(const struct collector *c, uint32_t iter_flags,
+		       const struct dmt_iter_sock *socks, size_t ns, uint32_t binding_id);
 
 /* collector_read.c */
 int read_pools(struct collector *c, struct dmt_snapshot *s);

@@ -502,10 +502,9 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 	b->held_why = DMT_HELD_NO_REASON;
 	if (c->ar.tok_iter) {
 		/* the kernel's state: exact whenever the binding was made */
-		if (tokiter_flags(c)) {
-			b->held_why = DMT_HELD_ITER_INCOMPLETE;
+		b->held_why = tokiter_held_why(c, b->id);
+		if (b->held_why)
 			return;
-		}
 		h = tok_agg__binding(&c->tok_agg, b->id);
 		b->held_tokens = h ? (int64_t)h->tokens : 0;
 		b->held_by_sockets = h ? (int64_t)h->niovs : 0;

@@ -30,6 +30,7 @@ struct tokiter_state {
 	struct dmt_iter_rec *recs;	/* tok_recs, mmap()ed */
 	size_t recs_len;
 	struct dmt_iter_sock *socks;	/* the last read's headers */
+	size_t n_socks;			/* how many */
 	size_t cap;
 	struct ti_pid *pids;
 	size_t n_pids;
@@ -82,12 +83,14 @@ void tokiter_open(struct collector *c)
 	}
 	c->ar.tok_iter = true;
 	coll_log(c, 1, "tokens: iter/tcp attached: held tokens read at each snapshot");
+	uref_open(c);
 }
 
 void tokiter_close(struct collector *c)
 {
 	struct tokiter_state *t = c->ti;
 
+	uref_close(c);
 	if (!t)
 		return;
 	if (t->recs)
@@ -213,7 +216,9 @@ static void ti_trace(struct collector *c, size_t ns, size_t nr, uint64_t t0, uin
 		     uint64_t t2, uint64_t bpf_ns)
 {
 	char why[96];
-	const char *w = tok_iter__why(c->ti->flags, why, sizeof(why));
+	/* autorelease off is read by the uref walk where the kernel has uref */
+	uint32_t f = c->ti->flags & ~(uref_kernel(c) ? DMT_ITER_MANUAL : 0);
+	const char *w = tok_iter__why(f, why, sizeof(why));
 
 	if (!c->opts.log || c->opts.verbosity < 2)
 		return;
@@ -239,16 +244,19 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem)
 	struct dmt_tok_entry *toks = NULL;
 	struct dmt_holder *hs = NULL;
 	size_t ns = 0, n = 0, nh = 0, nr;
-	uint64_t t0 = now_mono_ns(), t1, bpf0 = ti_prog_ns(t), bpf1;
+	uint64_t t0 = now_mono_ns(), t1, tu, bpf0 = ti_prog_ns(t), bpf1;
 	int err;
 
 	if (no_devmem && !t->always) {
 		t->flags = 0;
+		t->n_socks = 0;
+		uref_skip(c);
 		if (c->opts.log && c->opts.verbosity >= 2)
 			c->opts.log(2, "tokens: iter/tcp skipped: no devmem page pool in "
 				    "page-pool-get, 0 tokens held\n");
 		return 0;
 	}
+	t->n_socks = 0;
 	err = ti_run(t, &ns);
 	t1 = now_mono_ns();
 	bpf1 = ti_prog_ns(t);
@@ -265,15 +273,33 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem)
 			c->opts.log(1, "tokens: iter/tcp read failed: %s\n", strerror(-err));
 		return err == -ENOMEM ? err : 0;
 	}
+	t->n_socks = ns;
 	/* the kernel keeps no hand-out time: ages are not known in light mode */
 	for (size_t i = 0; i < n; i++)
 		toks[i].val.ts_ns = now_ns;
 	ti_pids(t, hs, nh);
-	err = tokens__aggregate(toks, n, hs, nh, now_ns, &c->tok_agg);
-	ti_trace(c, ns, nr, t0, t1, now_mono_ns(), bpf1 - bpf0);
+	/* autorelease off: the bindings' net_iov counts join the xarrays' tokens */
+	tu = now_mono_ns();
+	err = uref_walk_all(c, now_ns, &toks, &n);
+	tu = now_mono_ns() - tu;
+	if (!err)
+		err = tokens__aggregate(toks, n, hs, nh, now_ns, &c->tok_agg);
+	if (!err)
+		err = tok_iter__manual_holders(t->socks, ns, hs, &c->tok_agg);
+	ti_trace(c, ns, nr, t0, t1, now_mono_ns() - tu, bpf1 - bpf0);
 	free(toks);
 	free(hs);
 	return err;
+}
+
+/* why binding_id's held figures are unknown this snapshot (enum dmt_held_why), 0: exact */
+uint32_t tokiter_held_why(const struct collector *c, uint32_t binding_id)
+{
+	const struct tokiter_state *t = c->ti;
+
+	if (!t)
+		return DMT_HELD_ITER_INCOMPLETE;
+	return uref_held_why(c, t->flags, t->socks, t->n_socks, binding_id);
 }
 
 /* 0 when the last walk saw every token, else its enum dmt_iter_flags */

@@ -519,7 +519,7 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		const struct dmt_holder_snap *h = &s->holders[i];
 		char cm[96], where[DMT_CGROUP_PATH_MAX], wh[128];
 
-		char hd[24] = "-", rt[24] = "-", rl[24] = "-";
+		char hd[24] = "-", rt[24] = "-", rl[24] = "-", tk[24] = "-", nv[24] = "-";
 
 		snprintf(a, sizeof(a), "-");
 		if (dmt_snap_holder_history(s)) {	/* light mode: not known */
@@ -528,12 +528,15 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 			snprintf(rt, sizeof(rt), "%llu", (unsigned long long)h->returned);
 			snprintf(rl, sizeof(rl), "%llu", (unsigned long long)h->released);
 		}
+		if (!h->counts_unknown) {	/* light, autorelease off: not known */
+			snprintf(tk, sizeof(tk), "%llu", (unsigned long long)h->tokens);
+			snprintf(nv, sizeof(nv), "%llu", (unsigned long long)h->niovs);
+		}
 		/* any process can name itself anything: escaped like ifnames */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		tokens__holder_where(h, true, where, sizeof(where));
-		lines_add(l, "%-8u %s %5u%c%8llu %8llu %8s %8s %8s %8s  %s", h->pid,
-			  cm, h->binding_id, h->manual ? '*' : ' ', (unsigned long long)h->tokens,
-			  (unsigned long long)h->niovs, a, hd, rt, rl,
+		lines_add(l, "%-8u %s %5u%c%8s %8s %8s %8s %8s %8s  %s", h->pid,
+			  cm, h->binding_id, h->manual ? '*' : ' ', tk, nv, a, hd, rt, rl,
 			  textsafe_str(wh, sizeof(wh), where));
 	}
 	if (s->n_holders > TOP_HOLDERS)

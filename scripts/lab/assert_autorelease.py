@@ -33,7 +33,8 @@ import os
 import re
 import statistics
 
-from labcheck import DEVMEMTOP, read, read_int, read_json, recording_snapshots
+from labcheck import DEVMEMTOP, json_lines, read, read_int, read_json, recording_snapshots
+from assert_tokens import incomplete_why, light_held_in_window
 
 EV = re.compile(r"\s(devmem_[a-z_]+): (.*)$")
 KV = re.compile(r"(\w+)=(\S+)")
@@ -254,6 +255,49 @@ def check_devmemtop(c, d, label, on, kind, snaps):
                 fig)
 
 
+# runs whose receiver holds every token, bound, for 1.5 s (--leak --linger)
+LIGHT_RUNS = ("on-leak", "off-leak", "off-leak-unbind")
+
+
+def check_light(c, d, snaps):
+    """Issue 25: the -m light devmemtop that ran through the scenario
+    (light.json, -vv in light.log) reads held tokens at snapshot time: from
+    the sockets' xarrays with autorelease, from the binding's net_iov uref
+    counts without (bpf/urefwalk.bpf.c). In each leaking run, while the
+    receiver held every token, light's held_tokens and held_by_sockets ==
+    the full mode's (the recording) == the tool's, in every light snapshot
+    inside the full mode's settled window; light's holder row is the
+    receiver's socket (tokens and niovs null without autorelease). Also
+    the uref walk's cost per snapshot, from its -vv lines."""
+    light = [s for s in json_lines(d, "light.json") if s]
+    log = read(os.path.join(d, "light.log"), "") or ""
+    if not c.check("autorelease: the -m light devmemtop ran", bool(light),
+                   "%d snapshots" % len(light), "no light.json snapshot (see light.log)"):
+        return
+    why = incomplete_why(log)
+    for label in LIGHT_RUNS:
+        rx = read_json(os.path.join(d, label, "rx.json"))
+        if not rx or "binding_id" not in rx:
+            c.check("autorelease %s: -m light held tokens" % label, False, "", "no rx.json")
+            continue
+        light_held_in_window(c, "autorelease %s: -m light held tokens, niovs and holders == "
+                             "full mode == tool while every token was held" % label, light,
+                             snaps, rx["binding_id"], rx,
+                             (rx["tokens_leaked"], rx["pages_held"], rx["pid"]), why)
+    walks = [tuple(map(int, m.groups())) for m in re.finditer(
+        r"uref walk: (\d+) bindings, (\d+) net_iovs read; (\d+) us \(its BPF (\d+) us\)", log)]
+    walks = [w for w in walks if w[0]]
+    if c.check("autorelease: -m light ran the uref walk", bool(walks),
+               "%d snapshots walked a binding" % len(walks), "no 'uref walk:' line in light.log"):
+        for n in sorted({w[1] for w in walks}):
+            sel = sorted(w for w in walks if w[1] == n)
+            med = lambda k: sorted(w[k] for w in sel)[len(sel) // 2]
+            c.info("autorelease: -m light uref walk per snapshot, %d net_iovs" % n,
+                   "median of %d snapshots (%d binding(s)): %d us wall, its BPF %d us "
+                   "(kernel.bpf_stats_enabled), max BPF %d us"
+                   % (len(sel), med(0), med(2), med(3), max(w[3] for w in sel)))
+
+
 def no_option(c, d, scenario):
     """The scenario ended at its first run (skip.txt): a SKIP on a kernel
     without SO_DEVMEM_AUTORELEASE, a failure on the patched one."""
@@ -380,6 +424,7 @@ def scenario_autorelease(c, d):
     else:
         for label, (on, kind) in RUNS.items():
             check_devmemtop(c, d, label, on, kind, snaps)
+        check_light(c, d, snaps)
     kunit = read(os.path.join(d, "..", "kunit.txt"))
     c.check("autorelease: KUnit suite net_devmem_uref ran at boot",
             kunit is not None and "net_devmem_uref" in kunit,

@@ -680,6 +680,8 @@ static size_t holder_rows(const struct dmt_snapshot *s, struct holder_row *rows,
 		const struct dmt_holder_snap *h = &s->holders[i];
 		size_t k;
 
+		if (h->counts_unknown)
+			continue;	/* light, autorelease off: no count, no series */
 		for (k = 0; k < n; k++)
 			if (rows[k].pid == h->pid && rows[k].binding == h->binding_id)
 				break;

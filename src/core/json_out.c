@@ -222,8 +222,13 @@ static struct json_object *json_holders(const struct dmt_snapshot *s)
 		json_object_object_add(o, "pid", h->pid ? json_object_new_uint64(h->pid) : NULL);
 		json_object_object_add(o, "comm", json_name(h->comm));
 		add_u64(o, "binding_id", h->binding_id);
-		add_u64(o, "tokens", h->tokens);
-		add_u64(o, "niovs", h->niovs);
+		if (h->counts_unknown) {	/* light, autorelease off: no count per socket */
+			json_object_object_add(o, "tokens", NULL);
+			json_object_object_add(o, "niovs", NULL);
+		} else {
+			add_u64(o, "tokens", h->tokens);
+			add_u64(o, "niovs", h->niovs);
+		}
 		if (dmt_snap_holder_history(s)) {
 			json_object_object_add(o, "oldest_token_age_s",
 					       json_object_new_double(h->oldest_age_ns / 1e9));

@@ -327,8 +327,9 @@ static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
 		put_u32(b, h->pid);
 		put_str(b, h->comm);
 		put_u32(b, h->binding_id);
-		put_u64(b, h->tokens);
-		put_u64(b, h->niovs);
+		/* light, autorelease off: unknown, REC_UNKNOWN_COUNT (no count per socket) */
+		put_u64(b, h->counts_unknown ? REC_UNKNOWN_COUNT : h->tokens);
+		put_u64(b, h->counts_unknown ? REC_UNKNOWN_COUNT : h->niovs);
 		put_u64(b, h->oldest_age_ns);
 		put_u64(b, h->handed);
 		put_u64(b, h->returned);
@@ -948,6 +949,10 @@ static int get_tokens(struct rd *r, struct dmt_snapshot *s)
 		h->binding_id = get_u32(r, "token holder");
 		h->tokens = get_u64(r, "token holder");
 		h->niovs = get_u64(r, "token holder");
+		if (h->tokens == REC_UNKNOWN_COUNT) {
+			h->counts_unknown = true;
+			h->tokens = h->niovs = 0;
+		}
 		h->oldest_age_ns = get_u64(r, "token holder");
 		h->handed = get_u64(r, "token holder");
 		h->returned = get_u64(r, "token holder");

@@ -56,6 +56,8 @@
 #define REC_MAX_AVAIL		256
 /* sockets holding frag tokens: one per entry of the BPF holder map */
 #define REC_MAX_HOLDERS		DMT_MAX_HOLDERS
+/* a token holder's tokens and niovs not known (light mode, autorelease off) */
+#define REC_UNKNOWN_COUNT	UINT64_MAX
 
 enum rec_frame_type {
 	REC_META = 1,

@@ -89,6 +89,12 @@ const char *dmt_held_why_text(uint32_t why)
 		[DMT_HELD_ITER_INCOMPLETE] = "snapshot-time token walk incomplete: a bound, a "
 					     "failed read or tokens outside the xarrays (-vv says "
 					     "which)",
+		[DMT_HELD_UREF_INCOMPLETE] = "tokens without SO_DEVMEM_AUTORELEASE not read: "
+					     "the walk of the binding's net_iov uref counts hit a "
+					     "bound, failed or could not run (-vv says which)",
+		[DMT_HELD_NO_UREF] = "unavailable: kernel without net_iov.uref: a socket reads "
+				     "this binding with SO_DEVMEM_AUTORELEASE off, its tokens are "
+				     "counted nowhere devmemtop can read",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";

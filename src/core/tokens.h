@@ -55,6 +55,12 @@ struct dmt_holder_snap {
 	 */
 	bool manual;
 	/*
+	 * Light mode, autorelease off: the kernel keeps no count per socket
+	 * (only per net_iov of the binding), so tokens and niovs are unknown
+	 * (JSON null); the socket, its process and binding are known.
+	 */
+	bool counts_unknown;
+	/*
 	 * cgroup v2 id of its first token's recvmsg task (0: unknown, no
 	 * holder entry or a recording from before) and the cgroup's path, ""
 	 * when unknown (gone before devmemtop resolved it): the pod and the

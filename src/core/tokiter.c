@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "snapshot.h"
 #include "tokiter.h"
 
 int tok_iter__entries(const struct dmt_iter_sock *socks, size_t ns,
@@ -36,6 +37,10 @@ int tok_iter__entries(const struct dmt_iter_sock *socks, size_t ns,
 		h[i].cgroup_id = socks[i].cgroup_id;
 		if (socks[i].tokens)
 			h[i].binding_id = recs[socks[i].first_rec].binding_id;
+		if (socks[i].flags & DMT_ITER_MANUAL) {
+			h[i].manual = 1;
+			h[i].binding_id = socks[i].binding_id;
+		}
 	}
 	for (size_t i = 0; i < nr; i++) {
 		const struct dmt_iter_sock *s;
@@ -73,6 +78,109 @@ const char *tok_iter__why(uint32_t flags, char *buf, size_t len)
 		{ DMT_ITER_PAGE, "a socket holds a page, not a net_iov, under a token" },
 		{ DMT_ITER_MANUAL, "a socket reads with SO_DEVMEM_AUTORELEASE off: its tokens "
 				   "are not in its xarray" },
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (flags & tab[i].bit) {
+			snprintf(buf, len, "%s", tab[i].why);
+			return buf;
+		}
+	return NULL;
+}
+
+int tok_iter__add_urefs(struct dmt_tok_entry **toks, size_t *n, uint32_t binding_id,
+			const struct dmt_uref_rec *recs, size_t nr, uint64_t now_ns)
+{
+	struct dmt_tok_entry *t;
+	size_t k = 0;
+
+	if (!nr)
+		return 0;
+	t = realloc(*toks, (*n + nr) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*toks = t;
+	t += *n;
+	for (size_t i = 0; i < nr; i++) {
+		if (!recs[i].uref)
+			continue;
+		memset(&t[k], 0, sizeof(t[k]));
+		t[k].key.token = recs[i].niov_idx;
+		t[k].key.pad = binding_id;
+		t[k].val.ts_ns = now_ns;
+		t[k].val.binding_id = binding_id;
+		t[k].val.niov_idx = recs[i].niov_idx;
+		t[k].val.count = recs[i].uref;
+		k++;
+	}
+	*n += k;
+	return 0;
+}
+
+int tok_iter__manual_holders(const struct dmt_iter_sock *socks, size_t ns,
+			     const struct dmt_holder *holders, struct tok_agg *agg)
+{
+	size_t add = 0;
+	struct dmt_holder_snap *h;
+
+	for (size_t i = 0; i < ns; i++)
+		add += !!(socks[i].flags & DMT_ITER_MANUAL);
+	if (!add)
+		return 0;
+	h = realloc(agg->holders, (agg->n_holders + add) * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	agg->holders = h;
+	for (size_t i = 0; i < ns; i++) {
+		if (!(socks[i].flags & DMT_ITER_MANUAL))
+			continue;
+		h = &agg->holders[agg->n_holders++];
+		memset(h, 0, sizeof(*h));
+		h->sk = socks[i].sk;
+		h->binding_id = socks[i].binding_id;
+		h->cgroup_id = socks[i].cgroup_id;
+		h->pid = holders[i].tgid;
+		memcpy(h->comm, holders[i].comm, sizeof(h->comm));
+		h->comm[sizeof(h->comm) - 1] = '\0';
+		h->manual = true;
+		h->counts_unknown = true;
+	}
+	return 0;
+}
+
+uint32_t tok_iter__held_why(uint32_t iter_flags, const struct dmt_iter_sock *socks, size_t ns,
+			    const struct tok_uref_status *urefs, size_t nu, bool uref_kernel,
+			    uint32_t binding_id)
+{
+	bool manual = false;
+
+	if (iter_flags & ~(uint32_t)DMT_ITER_MANUAL)
+		return DMT_HELD_ITER_INCOMPLETE;
+	if (uref_kernel) {
+		for (size_t i = 0; i < nu; i++)
+			if (urefs[i].binding_id == binding_id)
+				return urefs[i].flags ? DMT_HELD_UREF_INCOMPLETE :
+							DMT_HELD_NO_REASON;
+		return DMT_HELD_UREF_INCOMPLETE;
+	}
+	for (size_t i = 0; i < ns && !manual; i++)
+		manual = (socks[i].flags & DMT_ITER_MANUAL) &&
+			 (!socks[i].binding_id || socks[i].binding_id == binding_id);
+	if (manual || ((iter_flags & DMT_ITER_MANUAL) && !ns))
+		return DMT_HELD_NO_UREF;
+	return DMT_HELD_NO_REASON;
+}
+
+const char *tok_iter__uref_why(uint32_t flags, char *buf, size_t len)
+{
+	static const struct { uint32_t bit; const char *why; } tab[] = {
+		{ DMT_UREF_NOFIELD, "the kernel's net_iov has no uref" },
+		{ DMT_UREF_UNKNOWN, "not a live binding devmemtop saw created" },
+		{ DMT_UREF_LAYOUT, "binding or net_iov layout not known to this devmemtop" },
+		{ DMT_UREF_FAULT, "a kernel read failed during the net_iov walk" },
+		{ DMT_UREF_TRUNC_NIOVS, "more than 4194304 net_iovs in the binding (walk bound)" },
+		{ DMT_UREF_TRUNC_RECS, "more than 262144 net_iovs with tokens (record bound)" },
+		{ DMT_UREF_NEGATIVE, "a net_iov's uref count is below 0" },
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)

@@ -151,6 +151,32 @@ static void test_dontneed_calls(void **state)
 	json_object_put(o);
 }
 
+/* Light mode, autorelease off: a holder whose counts the kernel does not keep. */
+static void test_holder_counts_unknown(void **state)
+{
+	struct dmt_holder_snap h[2] = {
+		{ .pid = 5, .comm = "rx", .binding_id = 3, .tokens = 4, .niovs = 2 },
+		{ .pid = 6, .comm = "rx", .binding_id = 3, .manual = true, .counts_unknown = true },
+	};
+	struct dmt_snapshot s = { .holders = h, .n_holders = 2 };
+	struct json_object *o, *a, *v;
+
+	s.avail[DMT_M_BIND_HELD_BY_SOCKETS].available = true;
+	o = json_snapshot(&s);
+	a = json_object_object_get(o, "holders");
+	assert_int_equal(json_object_array_length(a), 2);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(a, 0), "tokens", &v));
+	assert_int_equal(json_object_get_int64(v), 4);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(a, 1), "tokens", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(a, 1), "niovs", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(a, 1), "pid", &v));
+	assert_int_equal(json_object_get_int64(v), 6);
+	assert_string_equal(get_str(json_object_array_get_idx(a, 1), "token_mode"), "manual");
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_table_nulls),
 		cmocka_unit_test(test_light_unknown_counters),
 		cmocka_unit_test(test_dontneed_calls),
+		cmocka_unit_test(test_holder_counts_unknown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

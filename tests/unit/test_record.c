@@ -371,12 +371,14 @@ static void test_decode_rejects(void **state)
 static void test_tokens_round_trip(void **state)
 {
 	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
-	struct dmt_holder_snap h[2] = {
+	struct dmt_holder_snap h[3] = {
 		{ .pid = 4242, .comm = "devmem-traffic", .binding_id = 3, .tokens = 2211,
 		  .niovs = 2176, .oldest_age_ns = 1500000000ULL, .handed = 9000,
 		  .returned = 6789 },
 		{ .pid = 7, .comm = "rx", .binding_id = 4, .tokens = 1, .niovs = 1,
 		  .released = 5 },
+		/* light mode, autorelease off: counts unknown, not 0 */
+		{ .pid = 9, .comm = "rx", .binding_id = 5, .counts_unknown = true },
 	};
 	struct rec_buf b = {};
 	char why[200];
@@ -384,13 +386,13 @@ static void test_tokens_round_trip(void **state)
 	s->holders = malloc(sizeof(h));
 	assert_non_null(s->holders);
 	memcpy(s->holders, h, sizeof(h));
-	s->n_holders = 2;
+	s->n_holders = 3;
 	hist_log2_add(&s->tok_cost.per_recvmsg, 17, 3);
 	hist_log2_add(&s->tok_cost.dontneed_ns, 5000, 2);
 	s->tok_cost.dontneed_mismatch = 1;
 	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
-	assert_int_equal(d->n_holders, 2);
+	assert_int_equal(d->n_holders, 3);
 	assert_memory_equal(d->holders, h, sizeof(h));
 	assert_memory_equal(&d->tok_cost, &s->tok_cost, sizeof(s->tok_cost));
 	snapshot__free(d);

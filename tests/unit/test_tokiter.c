@@ -3,7 +3,9 @@
  * Light mode's held tokens (src/core/tokiter.c): the iterator's socket
  * headers and records into token entries and holders, counted by
  * tokens__aggregate() as the full mode's map; bound flags to reasons; a
- * socket inode to its process through a /proc tree.
+ * socket inode to its process through a /proc tree; without
+ * SO_DEVMEM_AUTORELEASE, the uref walk's records joined to them and the
+ * per-binding reasons a held figure is unknown.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "snapshot.h"
 #include "tokiter.h"
 
 #define REC(s, b, n, t) { .sock = (s), .binding_id = (b), .niov_idx = (n), .token = (t) }
@@ -103,6 +106,152 @@ static void test_why(void **state)
 	assert_non_null(strstr(buf, "AUTORELEASE off"));
 }
 
+#define UREC(n, u) { .niov_idx = (n), .uref = (u) }
+
+/*
+ * Autorelease off: socket 0 reads binding 7 without autorelease (a header,
+ * no records), socket 1 holds 2 xarray tokens of binding 8. The uref walk
+ * of binding 7 gives niov 3 with 2 tokens, niov 4 with 1: binding 7 holds
+ * 3 tokens on 2 niovs, and socket 0 is a holder row with its counts
+ * unknown, its pid and binding kept.
+ */
+static void test_manual_binding_from_urefs(void **state)
+{
+	struct dmt_iter_sock s[] = {
+		{ .sk = 0xa0, .cgroup_id = 11, .ino = 100, .flags = DMT_ITER_MANUAL,
+		  .binding_id = 7 },
+		{ .sk = 0xb0, .cgroup_id = 12, .ino = 200, .tokens = 2, .first_rec = 0 },
+	};
+	struct dmt_iter_rec r[] = { REC(1, 8, 0, 1), REC(1, 8, 1, 2) };
+	struct dmt_uref_rec u[] = { UREC(3, 2), UREC(4, 1), UREC(9, 0) };
+	const struct tok_binding_held *b;
+	struct dmt_holder_snap *row = NULL;
+	struct dmt_tok_entry *t;
+	struct dmt_holder *h;
+	struct tok_agg a;
+	size_t n, nh;
+
+	assert_int_equal(tok_iter__entries(s, 2, r, 2, &t, &n, &h, &nh), 0);
+	assert_int_equal(h[0].manual, 1);
+	assert_int_equal(h[0].binding_id, 7);
+	h[0].tgid = 4242;
+	strcpy(h[0].comm, "rx");
+	assert_int_equal(tok_iter__add_urefs(&t, &n, 7, u, 3, 1000), 0);
+	assert_int_equal(n, 4);	/* a record with uref 0 stands for nothing */
+	assert_int_equal(tokens__aggregate(t, n, h, nh, 1000, &a), 0);
+	b = tok_agg__binding(&a, 7);
+	assert_non_null(b);
+	assert_int_equal(b->tokens, 3);
+	assert_int_equal(b->niovs, 2);
+	b = tok_agg__binding(&a, 8);
+	assert_non_null(b);
+	assert_int_equal(b->tokens, 2);
+	assert_int_equal(b->niovs, 2);
+	assert_int_equal(a.n_holders, 1);	/* counts_manual() needs counters light has not */
+	assert_int_equal(tok_iter__manual_holders(s, 2, h, &a), 0);
+	assert_int_equal(a.n_holders, 2);
+	for (size_t i = 0; i < a.n_holders; i++)
+		if (a.holders[i].sk == 0xa0)
+			row = &a.holders[i];
+	assert_non_null(row);
+	assert_true(row->manual);
+	assert_true(row->counts_unknown);
+	assert_int_equal(row->tokens, 0);
+	assert_int_equal(row->pid, 4242);
+	assert_string_equal(row->comm, "rx");
+	assert_int_equal(row->binding_id, 7);
+	assert_int_equal(row->cgroup_id, 11);
+	tok_agg__free(&a);
+	free(t);
+	free(h);
+}
+
+/*
+ * One binding read both ways: an autorelease socket holds tokens on niovs
+ * 3 and 5, the net_iov counts say niov 3 has 2 tokens and niov 6 one
+ * without autorelease. Tokens are disjoint (an xarray entry or a count),
+ * so they add up: 5; niov 3 is counted once: 3 niovs.
+ */
+static void test_mixed_binding_sums(void **state)
+{
+	struct dmt_iter_sock s[] = {
+		{ .sk = 0xa0, .tokens = 2, .first_rec = 0 },
+		{ .sk = 0xb0, .flags = DMT_ITER_MANUAL, .binding_id = 7 },
+	};
+	struct dmt_iter_rec r[] = { REC(0, 7, 3, 1), REC(0, 7, 5, 2) };
+	struct dmt_uref_rec u[] = { UREC(3, 2), UREC(6, 1) };
+	const struct tok_binding_held *b;
+	struct dmt_tok_entry *t;
+	struct dmt_holder *h;
+	struct tok_agg a;
+	size_t n, nh;
+
+	assert_int_equal(tok_iter__entries(s, 2, r, 2, &t, &n, &h, &nh), 0);
+	assert_int_equal(tok_iter__add_urefs(&t, &n, 7, u, 2, 1000), 0);
+	assert_int_equal(tokens__aggregate(t, n, h, nh, 1000, &a), 0);
+	b = tok_agg__binding(&a, 7);
+	assert_non_null(b);
+	assert_int_equal(b->tokens, 5);
+	assert_int_equal(b->niovs, 3);
+	assert_int_equal(tok_iter__manual_holders(s, 2, h, &a), 0);
+	assert_int_equal(a.n_holders, 2);
+	assert_int_equal(a.holders[0].sk, 0xa0);	/* its own count, as with autorelease */
+	assert_int_equal(a.holders[0].tokens, 2);
+	assert_false(a.holders[0].counts_unknown);
+	assert_true(a.holders[1].counts_unknown);
+	tok_agg__free(&a);
+	free(t);
+	free(h);
+}
+
+static void test_held_why(void **state)
+{
+	struct dmt_iter_sock s[] = {
+		{ .sk = 0xa0, .flags = DMT_ITER_MANUAL, .binding_id = 7 },
+		{ .sk = 0xb0, .tokens = 1 },
+	};
+	struct tok_uref_status u[] = {
+		{ .binding_id = 7 }, { .binding_id = 9, .flags = DMT_UREF_TRUNC_RECS },
+	};
+
+	/* an incomplete xarray walk: every binding */
+	assert_int_equal(tok_iter__held_why(DMT_ITER_FAULT | DMT_ITER_MANUAL, s, 2, u, 2, true, 7),
+			 DMT_HELD_ITER_INCOMPLETE);
+	/* a kernel with uref: the binding's walk decides, autorelease off or not */
+	assert_int_equal(tok_iter__held_why(DMT_ITER_MANUAL, s, 2, u, 2, true, 7),
+			 DMT_HELD_NO_REASON);
+	assert_int_equal(tok_iter__held_why(DMT_ITER_MANUAL, s, 2, u, 2, true, 9),
+			 DMT_HELD_UREF_INCOMPLETE);
+	/* not walked (address unknown, walk not loaded): may hold counted tokens */
+	assert_int_equal(tok_iter__held_why(0, s + 1, 1, u, 2, true, 8),
+			 DMT_HELD_UREF_INCOMPLETE);
+	assert_int_equal(tok_iter__held_why(0, s + 1, 1, NULL, 0, true, 7),
+			 DMT_HELD_UREF_INCOMPLETE);
+	/* a kernel without: only a binding read with autorelease off is unknown */
+	assert_int_equal(tok_iter__held_why(DMT_ITER_MANUAL, s, 2, NULL, 0, false, 7),
+			 DMT_HELD_NO_UREF);
+	assert_int_equal(tok_iter__held_why(DMT_ITER_MANUAL, s, 2, NULL, 0, false, 8),
+			 DMT_HELD_NO_REASON);
+	assert_int_equal(tok_iter__held_why(0, s + 1, 1, NULL, 0, false, 7), DMT_HELD_NO_REASON);
+	/* a socket whose binding was not read: any binding may be its */
+	s[0].binding_id = 0;
+	assert_int_equal(tok_iter__held_why(DMT_ITER_MANUAL, s, 2, NULL, 0, false, 8),
+			 DMT_HELD_NO_UREF);
+	assert_non_null(strstr(dmt_held_why_text(DMT_HELD_NO_UREF), "without net_iov.uref"));
+	assert_non_null(strstr(dmt_held_why_text(DMT_HELD_UREF_INCOMPLETE), "uref"));
+}
+
+static void test_uref_why(void **state)
+{
+	char buf[96];
+
+	assert_null(tok_iter__uref_why(0, buf, sizeof(buf)));
+	assert_non_null(strstr(tok_iter__uref_why(DMT_UREF_NOFIELD, buf, sizeof(buf)), "no uref"));
+	assert_non_null(strstr(tok_iter__uref_why(DMT_UREF_TRUNC_NIOVS | DMT_UREF_FAULT, buf,
+						 sizeof(buf)), "failed"));
+	assert_non_null(strstr(tok_iter__uref_why(DMT_UREF_NEGATIVE, buf, sizeof(buf)), "below 0"));
+}
+
 static void mk(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -151,6 +300,10 @@ int main(void)
 		cmocka_unit_test(test_entries_counted_as_full_mode),
 		cmocka_unit_test(test_entries_reject_inconsistent),
 		cmocka_unit_test(test_why),
+		cmocka_unit_test(test_manual_binding_from_urefs),
+		cmocka_unit_test(test_mixed_binding_sums),
+		cmocka_unit_test(test_held_why),
+		cmocka_unit_test(test_uref_why),
 		cmocka_unit_test(test_socket_pids),
 	};
 
