@@ -197,8 +197,8 @@ def held_figures(s, bid):
 
 def settled_window(full, bid, rx):
     """The full mode's snapshots while the traffic tool held every token it
-    got (handed == received, none returned or released yet: counters that
-    only grow, so one stretch) but the first, and the part of that stretch
+    got (handed == received, none returned, released or drained at unbind
+    yet (autorelease off): counters that only grow, so one stretch) but the first, and the part of that stretch
     that is certain, (lo, hi) in CLOCK_MONOTONIC ns: from the end of the
     first one's reads (ts_ns + collect_ns; without collect_ns, as in a
     recording, the next snapshot's start) to the start of the last one's.
@@ -207,7 +207,8 @@ def settled_window(full, bid, rx):
     win = [s for s in full if _binding(s, bid) and
            _binding(s, bid).get("tokens_handed") == got and
            not _binding(s, bid).get("tokens_returned") and
-           not _binding(s, bid).get("tokens_released")]
+           not _binding(s, bid).get("tokens_released") and
+           not _binding(s, bid).get("tokens_drained")]
     if len(win) < 2:
         return win, None
     col = (win[0].get("health") or {}).get("collect_ns")

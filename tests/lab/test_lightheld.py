@@ -65,6 +65,17 @@ class Window(unittest.TestCase):
         full = [dict(s, health={"collect_ns": 30 * MS}) for s in FULL]
         self.assertEqual(at.settled_window(full, BID, RX)[1], (430 * MS, 1200 * MS))
 
+    def test_drained_tokens_end_the_window(self):
+        # autorelease off: the unbind drains what the socket left, counted
+        # as drained, not released; the snapshots after it are not a hold
+        full = [dict(s) for s in FULL[:7]]
+        for k in (5, 6):
+            full[k] = snap(k + 1, 200 * (k), held=(0, 0), rows=())
+            full[k]["bindings"][0]["tokens_drained"] = 100
+        win, lohi = at.settled_window(full, BID, RX)
+        self.assertEqual([s["seq"] for s in win], [4, 5])
+        self.assertEqual(lohi, (600 * MS, 800 * MS))
+
     def test_one_snapshot_is_no_window(self):
         self.assertIsNone(at.settled_window(FULL[:3], BID, RX)[1])
 
