@@ -138,9 +138,8 @@ static int uref_one(struct collector *c, const struct dmt_binding *v, uint64_t n
 	if (!s->flags)
 		return tok_iter__add_urefs(toks, n, v->id, u->recs, r.recs, now_ns);
 log:
-	if (c->opts.log && c->opts.verbosity >= 2)
-		c->opts.log(2, "tokens: uref walk of binding %u incomplete: %s\n", v->id,
-			    tok_iter__uref_why(s->flags, why, sizeof(why)) ?: "?");
+	if (c->opts.log && c->opts.verbosity >= 2 && tok_iter__uref_why(s->flags, why, sizeof(why)))
+		c->opts.log(2, "tokens: uref walk of binding %u incomplete: %s\n", v->id, why);
 	return 0;
 }
 

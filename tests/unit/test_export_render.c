@@ -468,6 +468,30 @@ static void test_token_holders(void **state)
 	f->snap.n_holders = 0;
 }
 
+/*
+ * Light mode, autorelease off: a holder whose counts the kernel does not
+ * keep is a socket (holder_sockets) but gets no token series, never a 0.
+ */
+static void test_token_holder_counts_unknown(void **state)
+{
+	struct fixture *f = *state;
+	struct dmt_holder_snap h[2] = {
+		{ .pid = 100, .binding_id = 3, .tokens = 5, .niovs = 4, .comm = "rx" },
+		{ .pid = 200, .binding_id = 4, .comm = "manual", .manual = true,
+		  .counts_unknown = true },
+	};
+	const char *t;
+
+	f->snap.holders = h;
+	f->snap.n_holders = 2;
+	t = render(f);
+	assert_line(t, "devmemtop_token_holder_sockets 2");
+	assert_line(t, "devmemtop_token_holder_tokens{pid=\"100\",comm=\"rx\",binding_id=\"3\"} 5");
+	assert_null(strstr(t, "pid=\"200\""));
+	f->snap.holders = NULL;
+	f->snap.n_holders = 0;
+}
+
 static int count_lines(const char *t, const char *prefix);
 
 /*
@@ -580,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
 		cmocka_unit_test(test_catalogue),
 		cmocka_unit_test_setup_teardown(test_token_holders, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_holder_counts_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_holder_pods, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_limits, setup, teardown),
 	};
