@@ -19,7 +19,7 @@
  *    binding->chunk_pool, each chunk's owner with its niovs[0 .. num_niovs)
  *    and base_virtual (niov index = base_virtual >> niov shift + i).
  * Bounded: one bpf_loop step per net_iov (at most DMT_UREF_MAX_NIOVS) or
- * chunk, the net_iovs read DMT_UREF_BLOCK bytes at a time (73 of 56 bytes),
+ * chunk (none for a freelist binding whose every net_iov is free), the net_iovs read DMT_UREF_BLOCK bytes at a time (73 of 56 bytes),
  * at most DMT_UREF_MAX_RECS records. Every bound hit is a flag: user space
  * then says the binding's held figures are unknown, never a partial count.
  */
@@ -45,6 +45,7 @@ struct net_iov___uref {
 struct net_devmem_dmabuf_binding___niovs {
 	struct net_iov___uref *niovs;
 	__u32 total_niovs;
+	__u32 free_count;
 };
 
 struct gen_pool_chunk___owner {
@@ -262,6 +263,14 @@ static __always_inline int walk_setup(const struct net_devmem_dmabuf_binding *b,
 			uref_out.flags |= DMT_UREF_FAULT;
 			return -1;
 		}
+		/*
+		 * Every net_iov on the freelist: none is held (a user reference
+		 * comes with a page pool reference, and the freelist has none),
+		 * so an idle binding costs two reads
+		 */
+		if (bpf_core_field_exists(fl->free_count) &&
+		    BPF_CORE_READ(fl, free_count) == total)
+			total = 0;
 		w->n = total;
 		*steps = total + 1;
 		return 0;
