@@ -508,6 +508,7 @@ static __noinline int binding_walk(struct net_devmem_dmabuf_binding *b, struct d
 	w->id = BPF_CORE_READ(b, id);
 	dev = BPF_CORE_READ(b, dev);
 	w->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : 0;
+	w->netns = dev ? BPF_CORE_READ(dev, nd_net.net, ns.inum) : 0;
 	dmabuf = BPF_CORE_READ(b, dmabuf);
 	w->dmabuf_size = dmabuf ? BPF_CORE_READ(dmabuf, size) : 0;
 	w->niov_size = 1U << shift;

@@ -135,7 +135,7 @@ struct dmt_walk {
 	__u32 niov_size;
 	__u32 layout;		/* 1 gen_pool, 2 freelist */
 	__s32 err;		/* 0, or < 0: DMT_WALK_UNKNOWN, or the walk failed */
-	__u32 pad;
+	__u32 netns;		/* inode of the device's netns, 0 unknown */
 };
 
 /* walk_binding's err for an address that is not a live binding we saw */

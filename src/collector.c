@@ -234,6 +234,7 @@ static int collector_setup(struct collector *c, char *why, size_t len)
 /* The pool table's mapping, the ring buffer, netlink and run-time stats. */
 static int collector_open_io(struct collector *c, char *why, size_t len)
 {
+	struct stat st;
 	int err;
 
 	c->slots_len = sizeof(struct dmt_pool) * DMT_POOL_SLOTS;
@@ -251,12 +252,10 @@ static int collector_open_io(struct collector *c, char *why, size_t len)
 		snprintf(why, len, "cannot open the event ring buffer: %s", strerror(-err));
 		return err;
 	}
+	/* netlink dumps and light mode's socket walk answer for this namespace */
+	if (!stat("/proc/self/ns/net", &st))
+		c->netns = st.st_ino;
 	if (!c->opts.no_netlink) {
-		struct stat st;
-
-		/* the dump answers for this namespace: its pools are in it */
-		if (!stat("/proc/self/ns/net", &st))
-			c->netns = st.st_ino;
 		c->nl = netdev_nl__new();
 		if (!c->nl)
 			snprintf(c->ar.nl_why, sizeof(c->ar.nl_why), "netdev genl family: %s",

@@ -534,6 +534,22 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 	b->held_by_sockets = h ? (int64_t)h->niovs : 0;
 }
 
+/*
+ * Light mode's socket walk sees the sockets of devmemtop's network
+ * namespace only, and a socket receives from a device of its own: a binding
+ * on a device of another namespace (netns: the binding walk's or one of its
+ * pools') would read 0 held, so its held figures are unknown.
+ */
+static void held_other_netns(const struct collector *c, struct dmt_binding_snap *b,
+			     uint32_t netns)
+{
+	if (!c->ar.tok_iter || !netns || !c->netns || netns == c->netns ||
+	    b->held_why == DMT_HELD_ITER_INCOMPLETE)
+		return;
+	b->held_tokens = b->held_by_sockets = -1;
+	b->held_why = DMT_HELD_OTHER_NETNS;
+}
+
 static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
 			    struct snapbuild_addrs *addrs)
 {
@@ -578,12 +594,19 @@ int read_bindings(struct collector *c, struct dmt_snapshot *s)
 		uint64_t addr = i < addrs.n ? addrs.v[i] : 0;
 		struct dmt_walk w = {};
 
-		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id)
+		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id) {
 			snapbuild_apply_walk(b, &w, c->mode);
+			held_other_netns(c, b, w.netns);
+		}
 		snapbuild_finish_binding(b, in_pools_known);
 		if (b->held_tokens < 0 && !b->held_why)
 			binding_held(c, b, NULL);
 	}
+	/* a binding the walk did not reach: its pools' namespace */
+	for (size_t i = 0; !err && i < s->n_pools; i++)
+		for (size_t j = 0; s->pools[i].binding_id && j < s->n_bindings; j++)
+			if (s->bindings[j].id == s->pools[i].binding_id)
+				held_other_netns(c, &s->bindings[j], s->pools[i].netns);
 	if (!err && c->ar.light)
 		snapbuild_light_niov_frees(s);
 	if (!err)

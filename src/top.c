@@ -73,6 +73,98 @@ static int parse_sort(const char *s, enum top_sort *out)
 	return -EINVAL;
 }
 
+/* One option of the live view (getopt's c and optarg). */
+static int top_opt(int c, char **argv, struct top_opts *o, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'i':
+		if (parse_interval_ns(optarg, &o->interval_ns)) {
+			snprintf(err, errlen, "bad interval '%s': want " DMT_INTERVAL_RANGE
+				 ", e.g. 500ms or 2s", optarg);
+			return -EINVAL;
+		}
+		break;
+	case 'n':
+		if (parse_uint(optarg, 1000000000, &v) || !v) {
+			snprintf(err, errlen, "bad count '%s': a positive integer", optarg);
+			return -EINVAL;
+		}
+		o->count = v;
+		break;
+	case 'b':
+		o->batch = true;
+		break;
+	case 'j':
+		o->json = true;
+		break;
+	case 'I':
+		if (!*optarg || strlen(optarg) >= DMT_IFNAMSIZ) {
+			char esc[64];
+
+			snprintf(err, errlen, "bad interface name '%s'",
+				 textsafe_str(esc, sizeof(esc), optarg));
+			return -EINVAL;
+		}
+		snprintf(o->iface, sizeof(o->iface), "%s", optarg);
+		break;
+	case 'B':
+		if (parse_uint(optarg, UINT32_MAX, &v) || !v) {
+			snprintf(err, errlen, "bad binding id '%s': a positive integer", optarg);
+			return -EINVAL;
+		}
+		o->binding = v;
+		break;
+	case 's':
+		if (parse_sort(optarg, &o->sort)) {
+			snprintf(err, errlen, "bad sort key '%s': holds, inflight, id, batch or iface",
+				 optarg);
+			return -EINVAL;
+		}
+		break;
+	case 'm':
+		if (parse_mode(optarg, true, &o->force_mode)) {
+			snprintf(err, errlen, "bad mode '%s': auto, fentry, tp or light",
+				 optarg);
+			return -EINVAL;
+		}
+		break;
+	case 'N':
+		o->no_netlink = true;
+		break;
+	case 'W':
+		if (parse_sampling(optarg, &o->light_window_ms, &o->light_period_ms)) {
+			snprintf(err, errlen, "bad sampling '%s': " DMT_SAMPLING_RANGE,
+				 optarg);
+			return -EINVAL;
+		}
+		break;
+	case 'P':
+		if (parse_pools(optarg, &o->pools_devmem)) {
+			snprintf(err, errlen, "bad --pools '%s': devmem or all", optarg);
+			return -EINVAL;
+		}
+		break;
+	case 'S':
+		o->bpf_stats = true;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'h':
+		o->help = true;
+		break;
+	case ':':
+		snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		return -EINVAL;
+	default:
+		snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
@@ -92,8 +184,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	uint64_t v;
-	int c;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = 1000000000ULL;
@@ -101,90 +192,9 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:n:bjI:B:s:m:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (parse_interval_ns(optarg, &o->interval_ns)) {
-				snprintf(err, errlen, "bad interval '%s': want " DMT_INTERVAL_RANGE
-					 ", e.g. 500ms or 2s", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'n':
-			if (parse_uint(optarg, 1000000000, &v) || !v) {
-				snprintf(err, errlen, "bad count '%s': a positive integer", optarg);
-				return -EINVAL;
-			}
-			o->count = v;
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'I':
-			if (!*optarg || strlen(optarg) >= DMT_IFNAMSIZ) {
-				char esc[64];
-
-				snprintf(err, errlen, "bad interface name '%s'",
-					 textsafe_str(esc, sizeof(esc), optarg));
-				return -EINVAL;
-			}
-			snprintf(o->iface, sizeof(o->iface), "%s", optarg);
-			break;
-		case 'B':
-			if (parse_uint(optarg, UINT32_MAX, &v) || !v) {
-				snprintf(err, errlen, "bad binding id '%s': a positive integer", optarg);
-				return -EINVAL;
-			}
-			o->binding = v;
-			break;
-		case 's':
-			if (parse_sort(optarg, &o->sort)) {
-				snprintf(err, errlen, "bad sort key '%s': holds, inflight, id, batch or iface",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'm':
-			if (parse_mode(optarg, true, &o->force_mode)) {
-				snprintf(err, errlen, "bad mode '%s': auto, fentry, tp or light",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'N':
-			o->no_netlink = true;
-			break;
-		case 'W':
-			if (parse_sampling(optarg, &o->light_window_ms, &o->light_period_ms)) {
-				snprintf(err, errlen, "bad sampling '%s': " DMT_SAMPLING_RANGE,
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'P':
-			if (parse_pools(optarg, &o->pools_devmem)) {
-				snprintf(err, errlen, "bad --pools '%s': devmem or all", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'S':
-			o->bpf_stats = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			o->help = true;
-			return 0;
-		case ':':
-			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
-			return -EINVAL;
-		}
+		ret = top_opt(c, argv, o, err, errlen);
+		if (ret || o->help)
+			return ret;
 	}
 	if (optind < argc) {
 		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);

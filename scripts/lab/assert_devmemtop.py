@@ -395,6 +395,32 @@ def light_held(c, d, scenario):
                          (held, rx["pages_held"], rx["pid"]), why)
 
 
+def light_held_other_netns(c, d):
+    """leak: a -m light devmemtop in the sender's network namespace
+    (devmemtop-peerns.json) watched the receiver hold every token. Its
+    socket walk reads its own namespace only: the receiver's binding (on a
+    device of the init namespace) must have held_tokens and held_by_sockets
+    null with the "another network namespace" reason in every snapshot
+    that lists it, never a 0 (before the check, it read 0)."""
+    name = "devmemtop leak: -m light in another network namespace: held unknown, not 0"
+    rx = read_json(os.path.join(d, "rx.json"))
+    peer = snapshots(os.path.join(d, "devmemtop-peerns.json"))
+    if rx is None or not peer:
+        c.check(name, False, "", "rx.json %s, %d snapshots in devmemtop-peerns.json (see "
+                "devmemtop-peerns.log)" % ("missing" if rx is None else "read", len(peer)))
+        return
+    rows = [b for s in peer for b in s.get("bindings", []) if b.get("id") == rx["binding_id"]]
+    bad = [(b.get("held_tokens"), b.get("held_by_sockets"), b.get("held_reason"))
+           for b in rows if b.get("held_tokens") is not None or
+           b.get("held_by_sockets") is not None or
+           "another network namespace" not in (b.get("held_reason") or "")]
+    c.check(name, rows and not bad and peer[0].get("mode") == "light",
+            "%d snapshots list binding %d, every one unknown: %s"
+            % (len(rows), rx["binding_id"], rows[0].get("held_reason") if rows else None),
+            "mode %s, %d rows, %d not unknown (first: %s)"
+            % (peer[0].get("mode"), len(rows), len(bad), bad[0] if bad else None))
+
+
 def light_held_sweep(c, d):
     """light_held for each sweep run: one -m light devmemtop ran through the
     whole sweep (sweep/devmemtop-light.json), each run's receiver held every
@@ -488,6 +514,8 @@ def main():
             gate(c, d, s, has_patched_only)
             token_identities(c, d, s, DEVMEMTOP)  # issue 11
             light_held(c, d, s)  # issue 25
+            if s == "leak":
+                light_held_other_netns(c, d)
             if s == "bulk":
                 inflight_vs_netlink(c, d)
                 fentry_vs_tracepoints(c, d)

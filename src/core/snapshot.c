@@ -89,6 +89,9 @@ const char *dmt_held_why_text(uint32_t why)
 		[DMT_HELD_ITER_INCOMPLETE] = "snapshot-time token walk incomplete: a bound, a "
 					     "failed read or tokens outside the xarrays (-vv says "
 					     "which)",
+		[DMT_HELD_OTHER_NETNS] = "the binding's device is in another network "
+					 "namespace than devmemtop: light mode's socket walk "
+					 "reads only its own",
 		[DMT_HELD_UREF_INCOMPLETE] = "tokens without SO_DEVMEM_AUTORELEASE not read: "
 					     "the walk of the binding's net_iov uref counts hit a "
 					     "bound, failed or could not run (-vv says which)",

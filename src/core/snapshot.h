@@ -58,6 +58,7 @@ enum dmt_held_why {
 	DMT_HELD_NO_SOCKET,		/* fallback: a token cmsg outside tcp_recvmsg */
 	DMT_HELD_DONTNEED_MISMATCH,	/* fallback: DONTNEED freed other tokens */
 	DMT_HELD_ITER_INCOMPLETE,	/* light: the snapshot-time walk hit a bound */
+	DMT_HELD_OTHER_NETNS,		/* light: device in a netns the walk does not see */
 	DMT_HELD_UREF_INCOMPLETE,	/* light: the binding's net_iov uref walk failed */
 	DMT_HELD_NO_UREF,		/* light: autorelease off on a kernel without uref */
 };

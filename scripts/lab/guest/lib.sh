@@ -112,7 +112,7 @@ lab_wait_lines() {
 # ..."): lab_dmt_next waits for their next snapshots, lab_dmt_lines marks
 # where they are, lab_dmt_stop ends them.
 lab_dmt_modes() {
-	local d=$1 spec name mode ival p ifs=$IFS
+	local d=$1 spec name mode ival p ns ifs=$IFS
 
 	shift
 	[ -x /lab/bin/devmemtop ] || return 1
@@ -124,8 +124,11 @@ lab_dmt_modes() {
 		set +f
 		name=$1 mode=$2 ival=$3
 		shift 3
+		# MODE@peer: in the TX peer's netns (nsenter execs devmemtop: $! is its pid)
+		ns=
+		case $mode in *@peer) ns="nsenter -n -t $LAB_PEER_PID" mode=${mode%@peer} ;; esac
 		[ "$mode" = full ] && mode= || mode="-m $mode"
-		devmemtop --json -i $ival $mode "$@" >$d/$name.json 2>$d/$name.log &
+		$ns devmemtop --json -i $ival $mode "$@" >$d/$name.json 2>$d/$name.log &
 		LAB_DMT="$LAB_DMT $!:$d/$name"
 	done
 	for p in $LAB_DMT; do
