@@ -372,6 +372,7 @@ static void print_tokens(const struct report *r)
 		const struct objrun_holder *h = &r->run.holders[i];
 		struct dmt_holder_snap hs = { .cgroup_id = h->cgroup_id };
 		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)], age[32] = "-";
+		char tk[24] = "-", nv[24] = "-";
 
 		/* from the file, and any process can name itself anything */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
@@ -380,8 +381,12 @@ static void print_tokens(const struct report *r)
 		/* light mode knows no token's age: "-", never "0.00s" */
 		if (h->age_known)
 			snprintf(age, sizeof(age), "%.2fs", h->oldest_age_ns / 1e9);
-		printf("  %-8u %s %6u %10llu %10llu %10s  %s\n", h->pid, cm, h->binding_id,
-		       (unsigned long long)h->tokens, (unsigned long long)h->niovs, age,
+		/* light, autorelease off: the kernel keeps no count per socket */
+		if (h->tokens_known) {
+			snprintf(tk, sizeof(tk), "%llu", (unsigned long long)h->tokens);
+			snprintf(nv, sizeof(nv), "%llu", (unsigned long long)h->niovs);
+		}
+		printf("  %-8u %s %6u %10s %10s %10s  %s\n", h->pid, cm, h->binding_id, tk, nv, age,
 		       textsafe_str(wh, sizeof(wh), where));
 	}
 	if (r->run.holders_over)

@@ -1098,8 +1098,11 @@ static void holder_rows(FILE *f, const struct html_run *r)
 				 pc.container_id);
 		fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
 		esc(f, h->comm[0] ? h->comm : "?");
-		fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td>", h->binding_id,
-			(unsigned long long)h->tokens, (unsigned long long)h->niovs);
+		if (h->tokens_known)
+			fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td>", h->binding_id,
+				(unsigned long long)h->tokens, (unsigned long long)h->niovs);
+		else	/* light, autorelease off: no count per socket */
+			fprintf(f, "</td><td>%u</td><td>-</td><td>-</td>", h->binding_id);
 		/* light mode knows no token's age: "-", never "0.00 s" */
 		if (h->age_known)
 			fprintf(f, "<td>%.2f s</td><td>", h->oldest_age_ns / 1e9);

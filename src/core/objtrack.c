@@ -473,6 +473,7 @@ static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
 		const struct dmt_holder_snap *h = &s->holders[i];
 		struct objrun_holder *t = run_holder_get(r, h);
 		uint64_t tok = 0, niovs = 0, age = 0;
+		bool known = false;
 
 		if (!t) {
 			if (!r->holders)
@@ -485,13 +486,15 @@ static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
 				continue;
 			tok += s->holders[k].tokens;
 			niovs += s->holders[k].niovs;
+			known |= !s->holders[k].counts_unknown;
 			if (s->holders[k].oldest_age_ns > age)
 				age = s->holders[k].oldest_age_ns;
 		}
-		if (tok > t->tokens) {
+		if (known && (tok > t->tokens || !t->tokens_known)) {
 			t->tokens = tok;
 			t->niovs = niovs;
 		}
+		t->tokens_known |= known;
 		/* light mode's holders have no age (0 in the snapshot): unknown */
 		if (dmt_snap_holder_history(s)) {
 			t->age_known = true;

@@ -150,6 +150,8 @@ struct objrun_holder {
 	char comm[16];
 	uint64_t tokens, niovs, oldest_age_ns;
 	bool age_known;
+	/* false while every sighting had unknown counts (light, autorelease off) */
+	bool tokens_known;
 	uint64_t cgroup_id;
 	char cgroup[DMT_CGROUP_PATH_MAX];
 };

@@ -378,12 +378,38 @@ static void test_run_holder_age(void **state)
 	objrun__fini(&r);
 }
 
+/*
+ * Light mode, autorelease off: a holder's counts are unknown (not 0) until
+ * a sighting with counts; the peak is taken over those only.
+ */
+static void test_run_holder_counts_unknown(void **state)
+{
+	struct dmt_holder_snap h = { .pid = 7, .binding_id = 3, .manual = true,
+				     .counts_unknown = true };
+	struct dmt_snapshot s = { .mode = DMT_MODE_LIGHT, .n_holders = 1, .holders = &h };
+	struct objrun r = {};
+
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_int_equal(r.n_holders, 1);
+	assert_false(r.holders[0].tokens_known);
+	h = (struct dmt_holder_snap){ .pid = 7, .binding_id = 3, .tokens = 4, .niovs = 2 };
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_true(r.holders[0].tokens_known);
+	assert_int_equal(r.holders[0].tokens, 4);
+	h = (struct dmt_holder_snap){ .pid = 7, .binding_id = 3, .counts_unknown = true };
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_true(r.holders[0].tokens_known);
+	assert_int_equal(r.holders[0].tokens, 4);
+	objrun__fini(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_light),
 		cmocka_unit_test(test_run_caps),
 		cmocka_unit_test(test_run_holder_age),
+		cmocka_unit_test(test_run_holder_counts_unknown),
 		cmocka_unit_test(test_pool_identity),
 		cmocka_unit_test(test_many_and_cap),
 		cmocka_unit_test(test_update_keeps_attributes),
