@@ -113,6 +113,33 @@ struct {
 
 struct dmt_uref_out uref_out = {};
 
+/*
+ * Bindings a socket without autorelease has read from: 0012's
+ * tcp_devmem_pin_binding() takes its binding reference through
+ * net_devmem_dmabuf_binding_get_user() at the socket's first frag, before
+ * any user reference on the binding's net_iovs, and nothing else calls it.
+ * Once per socket, not per token. User space walks only these bindings
+ * (and those it cannot vouch for): the others hold no such token.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_BINDINGS);
+	__type(key, __u32);		/* binding id */
+	__type(value, __u32);
+} manual_bindings SEC(".maps");
+
+__u32 pin_lost = 0;	/* bindings manual_bindings had no room for */
+
+SEC("fentry/net_devmem_dmabuf_binding_get_user")
+int BPF_PROG(uref_pin, const struct net_devmem_dmabuf_binding *b)
+{
+	__u32 id = BPF_CORE_READ(b, id), one = 1;
+
+	if (bpf_map_update_elem(&manual_bindings, &id, &one, BPF_ANY))
+		__sync_fetch_and_add(&pin_lost, 1);	/* full: user space walks them all */
+	return 0;
+}
+
 /* gen_pool: the next chunk's net_iov array; 1 at the end of the list */
 static __always_inline int chunk_next(struct uref_walk *w)
 {

@@ -31,6 +31,9 @@ struct uref_state {
 	bool kernel;			/* the kernel's net_iov has uref */
 	bool ready;			/* loaded: walks run */
 	bool skipped;			/* no devmem pool listed: nothing held, no walk */
+	struct bpf_link *pin;		/* uref_pin: bindings read without autorelease */
+	uint64_t pin_since;		/* CLOCK_MONOTONIC ns it was attached */
+	uint64_t skipped_bindings;	/* this snapshot's bindings no such socket read */
 	uint64_t bpf_ns;		/* the last snapshot's walks: BPF run time */
 	uint64_t wall_ns;		/* and wall time, all bindings */
 	uint64_t walked;		/* net_iovs read */
@@ -48,6 +51,34 @@ static bool btf_member(const struct btf *btf, const char *type, const char *memb
 	return false;
 }
 
+/* open and load the skeleton, with or without its fentry program */
+static int uref_load(struct collector *c, struct uref_state *u, bool pin)
+{
+	int err;
+
+	urefwalk__destroy(u->skel);
+	u->skel = urefwalk__open();
+	if (!u->skel)
+		return -errno;
+	pin = pin && btf__find_by_name_kind(c->vmlinux, "net_devmem_dmabuf_binding_get_user",
+					    BTF_KIND_FUNC) >= 0;
+	bpf_program__set_autoload(u->skel->progs.uref_pin, pin);
+	err = bpf_map__reuse_fd(u->skel->maps.live_bindings,
+				bpf_map__fd(c->skel->maps.live_bindings));
+	if (!err)
+		err = urefwalk__load(u->skel);
+	if (!err && pin) {
+		u->pin = bpf_program__attach(u->skel->progs.uref_pin);
+		if (!u->pin)
+			err = -errno;
+		u->pin_since = now_mono_ns();
+	}
+	if (err && pin)
+		coll_log(c, 1, "tokens: uref walk: fentry/net_devmem_dmabuf_binding_get_user: %s: "
+			 "every binding walked at each snapshot", strerror(-err));
+	return err;
+}
+
 /* Light mode: load the uref walk where the kernel has net_iov.uref; say why not. */
 void uref_open(struct collector *c)
 {
@@ -63,13 +94,9 @@ void uref_open(struct collector *c)
 			 "no uref walk");
 		return;
 	}
-	u->skel = urefwalk__open();
-	err = u->skel ? 0 : -errno;
-	if (!err)
-		err = bpf_map__reuse_fd(u->skel->maps.live_bindings,
-					bpf_map__fd(c->skel->maps.live_bindings));
-	if (!err)
-		err = urefwalk__load(u->skel);
+	err = uref_load(c, u, true);
+	if (err)	/* fentry refused or the function missing: walk every binding */
+		err = uref_load(c, u, false);
 	if (err) {
 		coll_log(c, 1, "tokens: uref walk: load refused: %s: held tokens of bindings "
 			 "unknown", strerror(-err));
@@ -84,7 +111,8 @@ void uref_open(struct collector *c)
 		return;
 	}
 	u->ready = true;
-	coll_log(c, 1, "tokens: uref walk loaded: net_iov uref counts read at each snapshot");
+	coll_log(c, 1, "tokens: uref walk loaded: net_iov uref counts read at each snapshot%s",
+		 u->pin ? ", of the bindings a socket without autorelease read from" : "");
 }
 
 void uref_close(struct collector *c)
@@ -95,6 +123,7 @@ void uref_close(struct collector *c)
 		return;
 	if (u->recs)
 		munmap(u->recs, u->recs_len);
+	bpf_link__destroy(u->pin);
 	urefwalk__destroy(u->skel);
 	free(u->st);
 	free(u);
@@ -144,6 +173,21 @@ log:
 }
 
 /*
+ * Whether binding v may hold tokens without autorelease: uref_pin saw a
+ * socket in that mode read from it, or it cannot say (not attached, the
+ * binding created before it was, or its create time unknown).
+ */
+static bool uref_needed(const struct uref_state *u, const struct dmt_binding *v)
+{
+	__u32 one;
+
+	if (!u->pin || u->skel->bss->pin_lost || !(v->flags & DMT_BIND_SEEN_CREATE) ||
+	    v->create_ns <= u->pin_since)
+		return true;
+	return !bpf_map_lookup_elem(bpf_map__fd(u->skel->maps.manual_bindings), &v->id, &one);
+}
+
+/*
  * This snapshot's uref counts: every live binding of the binding map
  * walked, its records appended to *toks; the status of each in c->ur.
  * Nothing on a kernel without net_iov.uref.
@@ -167,13 +211,18 @@ int uref_walk_all(struct collector *c, uint64_t now_ns, struct dmt_tok_entry **t
 		return -ENOMEM;
 	b0 = uref_prog_ns(u);
 	u->walked = 0;
+	u->skipped_bindings = 0;
 	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r && !err && u->n_st < DMT_MAX_BINDINGS;
 	     r = bpf_map_get_next_key(fd, &key, &next)) {
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
-		if (v.flags & DMT_BIND_FREED) {	/* every reference gone: no uref left */
+		/* every reference gone, or no socket without autorelease read it */
+		if (v.flags & DMT_BIND_FREED)	/* ids are not reused: forget it */
+			bpf_map_delete_elem(bpf_map__fd(u->skel->maps.manual_bindings), &v.id);
+		if ((v.flags & DMT_BIND_FREED) || !uref_needed(u, &v)) {
 			u->st[u->n_st++] = (struct tok_uref_status){ .binding_id = v.id };
+			u->skipped_bindings += !(v.flags & DMT_BIND_FREED);
 			continue;
 		}
 		err = uref_one(c, &v, now_ns, toks, n);
@@ -182,9 +231,11 @@ int uref_walk_all(struct collector *c, uint64_t now_ns, struct dmt_tok_entry **t
 	u->wall_ns = now_mono_ns() - t0;
 	if (c->opts.log && c->opts.verbosity >= 2)
 		c->opts.log(2, "tokens: uref walk: %zu bindings, %llu net_iovs read; %llu us "
-			    "(its BPF %llu us)\n", u->n_st, (unsigned long long)u->walked,
-			    (unsigned long long)(u->wall_ns / 1000),
-			    (unsigned long long)(u->bpf_ns / 1000));
+			    "(its BPF %llu us); %llu not walked: no socket without autorelease "
+			    "read them\n", u->n_st - u->skipped_bindings,
+			    (unsigned long long)u->walked, (unsigned long long)(u->wall_ns / 1000),
+			    (unsigned long long)(u->bpf_ns / 1000),
+			    (unsigned long long)u->skipped_bindings);
 	return err;
 }
 
