@@ -19,9 +19,12 @@
  *    binding->chunk_pool, each chunk's owner with its niovs[0 .. num_niovs)
  *    and base_virtual (niov index = base_virtual >> niov shift + i).
  * Bounded: one bpf_loop step per net_iov (at most DMT_UREF_MAX_NIOVS) or
- * chunk (none for a freelist binding whose every net_iov is free), the net_iovs read DMT_UREF_BLOCK bytes at a time (73 of 56 bytes),
- * at most DMT_UREF_MAX_RECS records. Every bound hit is a flag: user space
+ * chunk (none for a freelist binding whose every net_iov is free), the
+ * net_iovs read DMT_UREF_BLOCK bytes at a time (73 of 56 bytes), at most
+ * DMT_UREF_MAX_RECS records. Every bound hit is a flag: user space
  * then says the binding's held figures are unknown, never a partial count.
+ * User space runs it only for the bindings uref_pin (below) saw a socket
+ * without autorelease read from, or cannot vouch for.
  */
 #include "kernel_types.h"
 #include <bpf/bpf_helpers.h>
