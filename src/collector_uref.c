@@ -111,6 +111,7 @@ void uref_open(struct collector *c)
 		return;
 	}
 	u->ready = true;
+	c->ar.tok_uref = true;
 	coll_log(c, 1, "tokens: uref walk loaded: net_iov uref counts read at each snapshot%s",
 		 u->pin ? ", of the bindings a socket without autorelease read from" : "");
 }

@@ -141,7 +141,8 @@ static void binding_per_item(const struct dmt_attach_result *r, struct dmt_avail
 		set_avail(&av[DMT_M_BIND_IN_POOLS], true, "sum of the binding's pools' inflight",
 			  "");
 		if (r->tok_iter)
-			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], true,
+			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], true, r->tok_uref ?
+				  "iter/tcp: sk_user_frags + net_iov uref walk at snapshot" :
 				  "iter/tcp: sk_user_frags at snapshot", "");
 		else
 			set_avail(&av[DMT_M_BIND_HELD_BY_SOCKETS], false, "",

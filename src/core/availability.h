@@ -33,6 +33,7 @@ struct dmt_attach_result {
 	bool netlink;		/* netdev genl socket open */
 	char nl_why[128];	/* why not */
 	bool tok_iter;		/* light mode: held tokens from iter/tcp at snapshot time */
+	bool tok_uref;		/* ... and of manual-mode sockets from the net_iov uref walk */
 	char tok_iter_why[128];	/* why not */
 	/* the other netdev genl requests, probed once at start (why: why not) */
 	bool pp_stats;		/* page-pool-stats-get (CONFIG_PAGE_POOL_STATS) */

@@ -288,6 +288,12 @@ static void test_light(void **state)
 	r.tok_iter = true;
 	dmt_availability__decide(&r, av);
 	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS, "iter/tcp: sk_user_frags at snapshot");
+	/* a kernel with net_iov.uref: manual-mode sockets' tokens from the walk too */
+	r.tok_uref = true;
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_BIND_HELD_BY_SOCKETS,
+	      "iter/tcp: sk_user_frags + net_iov uref walk at snapshot");
+	r.tok_uref = false;
 	/*
 	 * the walk sees what is held, not what was handed out or returned: the
 	 * binding's token counters stay unknown (they read 0 and passed a gate)
