@@ -109,7 +109,6 @@ bool light_pool(struct collector *c, struct dmt_pool *v);
 void tokiter_open(struct collector *c);
 void tokiter_close(struct collector *c);
 int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem);
-uint32_t tokiter_flags(const struct collector *c);
 uint32_t tokiter_held_why(const struct collector *c, uint32_t binding_id);
 
 /* collector_uref.c */

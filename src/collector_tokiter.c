@@ -301,9 +301,3 @@ uint32_t tokiter_held_why(const struct collector *c, uint32_t binding_id)
 		return DMT_HELD_ITER_INCOMPLETE;
 	return uref_held_why(c, t->flags, t->socks, t->n_socks, binding_id);
 }
-
-/* 0 when the last walk saw every token, else its enum dmt_iter_flags */
-uint32_t tokiter_flags(const struct collector *c)
-{
-	return c->ti ? c->ti->flags : 0;
-}
