@@ -34,7 +34,7 @@ set -euo pipefail
 usage() { sed -n '3,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 KERNELS=all SCENARIOS=() SHELL_MODE=0 DEPS=1 KUNIT=no VARIANT=
-OUT= TIMEOUT=900
+OUT= TIMEOUT=1800	# a hang guard: a VM takes 450-900 s, slower beside the host suite
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) [ $# -ge 2 ] || usage; KERNELS=$2; shift ;;

@@ -44,7 +44,8 @@ mq_peer ethtool -K $MQ_TX_IF ntuple on && mq_peer ethtool -X $MQ_TX_IF equal 2 |
 
 # netconsole: this port -> the peer, UDP 6666
 MAC=$(mq_peer cat /sys/class/net/$MQ_TX_IF/address)
-mq_peer sh -c "nc -u -l -p 6666 >$D/netcons-rx.log 2>&1" &
+# (devmem-traffic udp-recv: the guest's busybox nc has no UDP mode)
+mq_peer devmem-traffic udp-recv --port 6666 >$D/netcons-rx.log 2>$D/netcons-rx.err &
 NCL=$!
 mkdir $NC/lab
 echo $IF >$NC/lab/dev_name

@@ -7,6 +7,9 @@
  *          payload byte through the dmabuf mmap, return the tokens
  *   tx     connect and send a known byte pattern
  *   pools  print the page pools (netdev genl page-pool-get) as JSON
+ *   udp-recv  write the payload of every UDP datagram to a port to stdout
+ *          until SIGINT/SIGTERM (the netcons scenario's netconsole peer:
+ *          the guest's busybox nc has no UDP)
  *
  * rx and tx print one JSON line with their counts on stdout; diagnostics
  * go to stderr. Exit status: 0 success, 1 error, 2 usage, 3 incomplete
@@ -1572,9 +1575,59 @@ static int cmd_pools(int argc, char **argv)
 	return pl.truncated ? 1 : 0;
 }
 
+/* ---- udp-recv ---- */
+
+static int cmd_udp_recv(int argc, char **argv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+	unsigned long port;
+	unsigned long long n = 0, bytes = 0;
+	char buf[65536], *end;
+	int fd, ret = 1;
+
+	if (argc != 3 || strcmp(argv[1], "--port")) {
+		err_msg("usage: %s udp-recv --port P", prog);
+		return 2;
+	}
+	port = strtoul(argv[2], &end, 10);
+	if (*end || !port || port > 65535) {
+		err_msg("udp-recv: bad port '%s'", argv[2]);
+		return 2;
+	}
+	a.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		err_msg("udp-recv: port %lu: %s", port, strerror(errno));
+		goto out;
+	}
+	err_msg("udp-recv: listening on UDP %lu", port);
+	while (!exiting) {
+		ssize_t len = recv(fd, buf, sizeof(buf), 0);
+
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			err_msg("udp-recv: %s", strerror(errno));
+			goto out;
+		}
+		n++;
+		bytes += len;
+		if (fwrite(buf, 1, len, stdout) != (size_t)len || fflush(stdout)) {
+			err_msg("udp-recv: stdout: %s", strerror(errno));
+			goto out;
+		}
+	}
+	err_msg("udp-recv: %llu datagrams, %llu bytes", n, bytes);
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s rx|tx|pools [options]   (%s CMD --help)\n",
+	fprintf(f, "usage: %s rx|tx|pools|udp-recv [options]   (%s CMD --help)\n",
 		prog, prog);
 }
 
@@ -1595,6 +1648,8 @@ int main(int argc, char **argv)
 		return cmd_tx(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "pools"))
 		return cmd_pools(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "udp-recv"))
+		return cmd_udp_recv(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
