@@ -12,6 +12,7 @@ scenario writes "skip" with the reason and this is a SKIP.
   * the test was real: the NMI backtraces requested through sysrq ran, the
     peer received netconsole's UDP datagrams, the 4 flows completed.
 """
+import json
 import os
 import re
 
@@ -57,8 +58,18 @@ def scenario_netcons(c, d):
             nmi > 0 and "lab netcons" in got and (in_dgrams or 0) > 0,
             "%d NMI backtraces; peer got %d bytes of netconsole (%s 'lab netcons' lines), "
             "Udp InDatagrams %s" % (nmi, len(got), got.count("lab netcons"), in_dgrams))
-    c.check("netcons: the 4 flows completed (scenario exit 0)",
-            _read(os.path.join(d, "rc")).strip() == "0")
+    # lab-mqrx's last line: flow i (port 5400 + i) carried i MiB, intact
+    last = (_read(os.path.join(d, "rx.json")).strip().splitlines() or ["{}"])[-1]
+    try:
+        flows = json.loads(last).get("flows", [])
+    except ValueError:
+        flows = []
+    got_flows = sorted((f.get("port"), f.get("done"), f.get("bytes"), f.get("mismatches"))
+                       for f in flows)
+    want = [(5400 + i, True, i << 20, 0) for i in range(1, 5)]
+    c.check("netcons: the 4 flows completed, i MiB each, intact (and scenario exit 0)",
+            got_flows == want and _read(os.path.join(d, "rc")).strip() == "0",
+            "flows (port, done, bytes, mismatches) %s" % got_flows)
 
 
 SCENARIOS = {"netcons": scenario_netcons}
