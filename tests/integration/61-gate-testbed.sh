@@ -89,7 +89,10 @@ PY
 rc=$?
 cat "$TMPD/regr.out"
 [ $rc = 1 ] || fail "regression vs baseline: exit $rc, want 1"
-grep -Eq '^pool.holds .*rate > 0 .*FAIL +regressed 9[0-9]\.[0-9]% vs baseline' "$TMPD/regr.out" ||
+# (the baseline's rate was multiplied by 100: a regression of 99 % or more,
+# printed 100.0 % when this run's stream was slower still: 1,241 holds/s
+# against the baseline's 71,948 in a make check with the lab VM beside it)
+grep -Eq '^pool.holds .*rate > 0 .*FAIL +regressed (9[0-9]\.[0-9]|100\.0)% vs baseline' "$TMPD/regr.out" ||
 	fail "regression not reported on pool.holds rate"
 
 # 4. errors are exit 2: a command that cannot start, a failing command
