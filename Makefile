@@ -98,7 +98,8 @@ check-core-libs:
 $(OUTPUT) $(OUTPUT)/src $(OUTPUT)/src/core $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/devmemtop.h bpf/devmemtop_iter.h bpf/kernel_types.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/devmemtop.h bpf/devmemtop_iter.h bpf/kernel_types.h \
+		   bpf/live_bindings.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

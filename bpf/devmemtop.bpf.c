@@ -112,13 +112,7 @@ struct {
 	__type(value, __u32);
 } live_pools SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, DMT_MAX_BINDINGS);
-	__uint(map_flags, BPF_F_RDONLY);
-	__type(key, __u64);
-	__type(value, __u32);
-} live_bindings SEC(".maps");
+#include "live_bindings.h"
 
 /* All-zero templates: new map values are inserted from these, then filled. */
 static const struct dmt_pool pool_template = {};

@@ -76,13 +76,7 @@ struct dmabuf_genpool_chunk_owner___area {
 
 #pragma clang attribute pop
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, DMT_MAX_BINDINGS);
-	__uint(map_flags, BPF_F_RDONLY);
-	__type(key, __u64);
-	__type(value, __u32);
-} live_bindings SEC(".maps");	/* devmemtop.bpf.c's, by fd (bpf_map__reuse_fd) */
+#include "live_bindings.h"	/* devmemtop.bpf.c's, by fd (bpf_map__reuse_fd) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

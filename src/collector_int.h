@@ -106,6 +106,7 @@ void locate_window(struct collector *c);
 bool light_pool(struct collector *c, struct dmt_pool *v);
 
 /* collector_tokiter.c */
+uint64_t prog_run_ns(const struct bpf_program *prog);
 void tokiter_open(struct collector *c);
 void tokiter_close(struct collector *c);
 int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem);

@@ -200,13 +200,13 @@ out:
 	free(inos);
 }
 
-/* the iterator program's run time so far (kernel.bpf_stats_enabled), 0 without */
-static uint64_t ti_prog_ns(const struct tokiter_state *t)
+/* a program's run time so far (kernel.bpf_stats_enabled), 0 without */
+uint64_t prog_run_ns(const struct bpf_program *prog)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(t->skel->progs.tok_iter), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return 0;
 	return info.run_time_ns;
 }
@@ -244,7 +244,7 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem)
 	struct dmt_tok_entry *toks = NULL;
 	struct dmt_holder *hs = NULL;
 	size_t ns = 0, n = 0, nh = 0, nr;
-	uint64_t t0 = now_mono_ns(), t1, tu, bpf0 = ti_prog_ns(t), bpf1;
+	uint64_t t0 = now_mono_ns(), t1, tu, bpf0 = prog_run_ns(t->skel->progs.tok_iter), bpf1;
 	int err;
 
 	if (no_devmem && !t->always) {
@@ -259,7 +259,7 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem)
 	t->n_socks = 0;
 	err = ti_run(t, &ns);
 	t1 = now_mono_ns();
-	bpf1 = ti_prog_ns(t);
+	bpf1 = prog_run_ns(t->skel->progs.tok_iter);
 	nr = t->skel->bss->iter_recs;
 	t->flags = t->skel->bss->iter_flags;
 	/* a failed read makes this snapshot's held figures null, not the snapshot fail */

@@ -131,16 +131,6 @@ void uref_close(struct collector *c)
 	c->ur = NULL;
 }
 
-static uint64_t uref_prog_ns(const struct uref_state *u)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(u->skel->progs.uref_walk), &info, &len))
-		return 0;
-	return info.run_time_ns;
-}
-
 /* one binding: its status, and its records into *toks */
 static int uref_one(struct collector *c, const struct dmt_binding *v, uint64_t now_ns,
 		    struct dmt_tok_entry **toks, size_t *n)
@@ -210,7 +200,7 @@ int uref_walk_all(struct collector *c, uint64_t now_ns, struct dmt_tok_entry **t
 		return 0;	/* no status: every binding's figures unknown */
 	if (!u->st && !(u->st = calloc(DMT_MAX_BINDINGS, sizeof(*u->st))))
 		return -ENOMEM;
-	b0 = uref_prog_ns(u);
+	b0 = prog_run_ns(u->skel->progs.uref_walk);
 	u->walked = 0;
 	u->skipped_bindings = 0;
 	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r && !err && u->n_st < DMT_MAX_BINDINGS;
@@ -228,7 +218,7 @@ int uref_walk_all(struct collector *c, uint64_t now_ns, struct dmt_tok_entry **t
 		}
 		err = uref_one(c, &v, now_ns, toks, n);
 	}
-	u->bpf_ns = uref_prog_ns(u) - b0;
+	u->bpf_ns = prog_run_ns(u->skel->progs.uref_walk) - b0;
 	u->wall_ns = now_mono_ns() - t0;
 	if (c->opts.log && c->opts.verbosity >= 2)
 		c->opts.log(2, "tokens: uref walk: %zu bindings, %llu net_iovs read; %llu us "
