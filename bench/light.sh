@@ -27,14 +27,17 @@
 # in devmemtop's namespace for the run, for the iterator to walk.
 #
 # usage: bench/light.sh [SECONDS] [PERCENTS...]  (root; default 10 s at 10 50 100)
-# LIGHT_SAMPLING (default 20ms/10s, the mode's default).
+# LIGHT_SAMPLING=W/P: --sampling for light mode (default: none, the mode's own
+# default, 120ms/60s since 2026-12-02; 20ms/10s before).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 SECS=${1:-10}
 shift || true
 PCTS=("${@:-10}")
 [ $# -gt 0 ] || PCTS=(10 50 100)
-SAMPLING=${LIGHT_SAMPLING:-20ms/10s}
+SAMPLING=${LIGHT_SAMPLING:-}
+sampling=()
+[ -n "$SAMPLING" ] && sampling=(--sampling "$SAMPLING")
 # the receiver reads 8 MiB at a time: pages return to the pool in bursts
 # past its recycling ring, so every page is a hold and a release event
 # (tcp_stream.py); LIGHT_RX_CHUNK=0 reads 1 MiB at a time (recycling)
@@ -96,7 +99,7 @@ time.sleep(86400)' "$LIGHT_TCP_CONNS" >"$TMPD/conns.n" &
 fi
 "${pin[@]}" "$DMT" --json -i 1s >/dev/null 2>"$TMPD/full.err" &
 full=$!; _TB_PIDS+=($full)
-"${pin[@]}" "$DMT" --json -i 1s -m light -vv --sampling "$SAMPLING" >"$TMPD/light.json" 2>"$TMPD/light.err" &
+"${pin[@]}" "$DMT" --json -i 1s -m light -vv "${sampling[@]}" >"$TMPD/light.json" 2>"$TMPD/light.err" &
 light=$!; _TB_PIDS+=($light)
 sleep 2
 kill -0 $full && kill -0 $light || fail "a collector exited: $(cat "$TMPD"/*.err)"
@@ -154,7 +157,7 @@ print("light held_by_sockets: %s" % sorted(src, key=str))
 sys.exit(0 if src and all(a and s.startswith("iter/tcp") for a, s in src) else 1)
 PY
 echo "kernel $(uname -r), load at the end $(cut -d' ' -f1-3 /proc/loadavg) (at the start: $load0)"
-python3 - "$TMPD/rows" "$SAMPLING" <<'PY'
+python3 - "$TMPD/rows" "${SAMPLING:-the default (120ms/60s)}" <<'PY'
 import sys
 rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
 print(f"light sampling {sys.argv[2]}; per second of traffic:")

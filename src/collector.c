@@ -223,9 +223,9 @@ static int collector_setup(struct collector *c, char *why, size_t len)
 	/* light mode attaches no per-page program: nothing to return early */
 	c->ar.pools_devmem = c->opts.pools_devmem && !c->ar.light;
 	c->ar.window_ns = (c->opts.light_window_ms ? c->opts.light_window_ms :
-			   DMT_LIGHT_WINDOW_MS) * 1000000ULL;
+			   c->ar.light ? DMT_LIGHT_WINDOW_MS : DMT_LOCATE_WINDOW_MS) * 1000000ULL;
 	c->ar.period_ns = (c->opts.light_period_ms ? c->opts.light_period_ms :
-			   DMT_LIGHT_PERIOD_MS) * 1000000ULL;
+			   c->ar.light ? DMT_LIGHT_PERIOD_MS : DMT_LOCATE_PERIOD_MS) * 1000000ULL;
 	coll_log(c, 1, "kernel devmem support: %s", c->ar.have_devmem ? "yes" : "no");
 	read_kallsyms(c);
 	return 0;

@@ -56,8 +56,19 @@ struct collector_opts {
 	size_t errlen;
 };
 
-#define DMT_LIGHT_WINDOW_MS	20
-#define DMT_LIGHT_PERIOD_MS	10000
+/*
+ * Light mode's default sampling: a 0.2 % duty cycle in few, long windows.
+ * Every window attaches and detaches the per-page tracepoints, a fixed
+ * cost per window (about 7 ms of CPU on a Firecracker guest: static key
+ * and static call patching with IPIs), so 120ms/60s costs a sixth of
+ * 20ms/10s at the same duty (docs/light-mode.md). --pools devmem's windows
+ * only flip a bss flag: they keep short, frequent windows (pools of pages
+ * located sooner).
+ */
+#define DMT_LIGHT_WINDOW_MS	120
+#define DMT_LIGHT_PERIOD_MS	60000
+#define DMT_LOCATE_WINDOW_MS	20
+#define DMT_LOCATE_PERIOD_MS	10000
 
 struct collector;
 

@@ -17,22 +17,32 @@
 #include "util.h"
 #include "devmemtop.skel.h"
 
-static uint64_t counter_sum(struct collector *c, enum dmt_counter idx)
+/*
+ * The kernel-wide counters, each summed over the CPUs: one batch read of
+ * the per-CPU array (one syscall, not one per counter); a counter that
+ * cannot be read stays 0.
+ */
+static void counters_read(struct collector *c, uint64_t sum[DMT_CNT__MAX])
 {
+	int fd = bpf_map__fd(c->skel->maps.counters);
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t sum = 0, *vals;
-	__u32 key = idx;
+	__u32 keys[DMT_CNT__MAX], out, n = DMT_CNT__MAX;
+	uint64_t *vals;
+	int err;
 
+	memset(sum, 0, sizeof(*sum) * DMT_CNT__MAX);
 	if (ncpu <= 0)
-		return 0;
-	vals = calloc(ncpu, sizeof(*vals));
+		return;
+	vals = calloc((size_t)ncpu * DMT_CNT__MAX, sizeof(*vals));
 	if (!vals)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &key, vals))
-		for (int i = 0; i < ncpu; i++)
-			sum += vals[i];
+		return;
+	err = bpf_map_lookup_batch(fd, NULL, &out, keys, vals, &n, NULL);
+	if (err && errno != ENOENT)	/* ENOENT: the last batch, n is valid */
+		n = 0;
+	for (__u32 k = 0; k < n; k++)
+		for (int i = 0; keys[k] < DMT_CNT__MAX && i < ncpu; i++)
+			sum[keys[k]] += vals[(size_t)k * ncpu + i];
 	free(vals);
-	return sum;
 }
 
 /*
@@ -662,11 +672,13 @@ void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
 /* Kernel-wide counters, summed over the CPUs. */
 void read_globals(struct collector *c, struct dmt_snapshot *s)
 {
-	s->dontneed_tokens = counter_sum(c, DMT_CNT_DONTNEED_TOKENS);
-	s->dontneed_calls = counter_sum(c, DMT_CNT_DONTNEED_CALLS);
-	s->provider_calls = counter_sum(c, DMT_CNT_PROVIDER_CALLS);
-	s->ringbuf_drops = counter_sum(c, DMT_CNT_RB_DROPS);
-	s->map_full = counter_sum(c, DMT_CNT_POOL_MAP_FULL) +
-		      counter_sum(c, DMT_CNT_BIND_MAP_FULL);
-	s->lat_missed = counter_sum(c, DMT_CNT_LAT_MISSED);
+	uint64_t sum[DMT_CNT__MAX];
+
+	counters_read(c, sum);
+	s->dontneed_tokens = sum[DMT_CNT_DONTNEED_TOKENS];
+	s->dontneed_calls = sum[DMT_CNT_DONTNEED_CALLS];
+	s->provider_calls = sum[DMT_CNT_PROVIDER_CALLS];
+	s->ringbuf_drops = sum[DMT_CNT_RB_DROPS];
+	s->map_full = sum[DMT_CNT_POOL_MAP_FULL] + sum[DMT_CNT_BIND_MAP_FULL];
+	s->lat_missed = sum[DMT_CNT_LAT_MISSED];
 }

@@ -47,6 +47,7 @@ static void gate_usage(FILE *f)
 		"      --mode MODE           auto (default) or light: no per-page hook; sampled\n"
 		"                            metrics need 'allow_sampled: true' in the spec\n"
 		"      --sampling W/P        light mode: per-page hooks on for W every P\n"
+		"                            (default 120ms/60s; --pools devmem: 20ms/10s)\n"
 		"      --pools WHICH         all (default) or devmem: per-page hooks only for\n"
 		"                            devmem pools, pools of pages from their counters\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
@@ -94,6 +95,14 @@ struct netdev_nl *netdev_nl__new(void)
 	if (!nl->sk)
 		goto err_free;
 	err = genl_connect(nl->sk);
+	if (err)
+		goto err_sock;
+	/*
+	 * A buffer as large as the kernel's largest dump message (it sizes
+	 * them to at most 32 KiB with overhead): one recvmsg per datagram
+	 * instead of a size peek and a read
+	 */
+	err = nl_socket_set_msg_buf_size(nl->sk, 32768);
 	if (err)
 		goto err_sock;
 	nl->family = genl_ctrl_resolve(nl->sk, NETDEV_FAMILY);
@@ -555,6 +564,13 @@ int netdev_nl__notifications(struct netdev_nl *nl, struct nl_pp_ntf *out, size_t
 
 	if (!nl->ntf)
 		return -ENOTCONN;
+	/*
+	 * Nearly every snapshot finds the group empty: one peek says so
+	 * (nl_recv allocates its buffer and peeks at the size first)
+	 */
+	if (recv(nl_socket_get_fd(nl->ntf), &(char){0}, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
 	while (got < max) {
 		struct sockaddr_nl who;
 		unsigned char *buf = NULL;

@@ -47,6 +47,7 @@ static void record_usage(FILE *f)
 		"                         are pseudonymised or hidden. The file is mode 0600\n"
 		"      --mode MODE        auto (default) or light: no per-page hook\n"
 		"      --sampling W/P     light mode: per-page hooks on for W every P\n"
+		"                         (default 120ms/60s; --pools devmem: 20ms/10s)\n"
 		"      --pools WHICH      all (default) or devmem: per-page hooks only for\n"
 		"                         devmem pools, pools of pages from their counters\n"
 		"  -v, --verbose          more logging\n"
