@@ -10,7 +10,9 @@
 # programs ran per transaction / per MiB (kernel.bpf_stats_enabled, which
 # itself adds a little to every program run: the cost shown is if anything
 # high), that BPF time as a share of the workload's time (BPF time) and
-# `devmemtop compare --values`' verdict at a 1 % noise threshold, and the
+# `devmemtop compare --values --paired`' verdict at a 1 % noise threshold
+# (a round's unattached and attached runs are one pair: the host's drift
+# between rounds, 36-50 k transactions/s on this VM, cancels), and the
 # goal's one-sided verdict from compare's 95 % interval of the change.
 # Goal: >= 99 % of the unattached rate in every mode.
 #
@@ -161,7 +163,7 @@ PY
 # only when the whole 95 % interval of the change lies within +/-1 %. The
 # goal is one-sided (>= 99 %): met when the interval's lower end is at or
 # above -1 %, missed when its upper end is below -1 %, else undecided
-# (compare's runs-needed estimate says how far off a decision is).
+# (compare's pairs-needed estimate says how many rounds would decide).
 # With the sham arm in BYST_MODES each mode is also judged against it (base
 # "sham"): the control shares everything with an attached arm (a process
 # pinned where devmemtop runs, started and stopped the same way) but BPF.
@@ -175,7 +177,8 @@ for mode in "${MODES[@]}"; do
 	[ "$mode" != "$base" ] || continue
 	for w in rr stream; do
 		printf '%s %s (base %s): ' "$mode" "$w" "$base"
-		"$DMT" compare --values --better higher --noise 1% --json "$OUT/cmp-$w-$mode-vs-$base.json" \
+		"$DMT" compare --values --paired --better higher --noise 1% \
+			--json "$OUT/cmp-$w-$mode-vs-$base.json" \
 			"$OUT/$w-$base.values" -- "$OUT/$w-$mode.values" 2>&1 | sed -n 's/^values *//p'
 		python3 - "$OUT/cmp-$w-$mode-vs-$base.json" <<'PY'
 import json, sys
@@ -187,7 +190,7 @@ if not ci:
 v = "met" if ci[0] >= -1 else "missed" if ci[1] < -1 else "undecided"
 print("  goal >= 99 %%: %s (change %+.1f %%, 95 %% interval [%+.1f, %+.1f] %%%s)"
       % (v, m["change"], ci[0], ci[1],
-         "; ~%d runs a side for +/-1 %%" % m["runs_needed"] if m.get("runs_needed") else ""))
+         "; ~%d rounds for +/-1 %%" % m["runs_needed"] if m.get("runs_needed") else ""))
 PY
 	done
 done

@@ -24,7 +24,7 @@
 
 struct cmp_args {
 	const char *spec, *json, *junit, *html, *summary, *better, *interface;
-	bool strict, values;
+	bool strict, values, paired;
 	double noise_pct;
 	const char *metrics[CMP_MAX_METRICS];
 	size_t n_metrics;
@@ -77,6 +77,9 @@ static void compare_usage(FILE *f)
 		"      --summary FILE     compare published mean/sd/n rows (Welch's t-test)\n"
 		"      --values           BASE and CAND are text files of numbers, one run a\n"
 		"                         value (any benchmark's output); --better lower|higher\n"
+		"      --paired           run i of BASE and run i of CAND are one pair (one\n"
+		"                         round of an interleaved A/B run): Wilcoxon signed-rank\n"
+		"                         test and the median pair's ratio instead\n"
 		"      --list-metrics     the run.* metrics (the rest: gate --list-metrics)\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -102,6 +105,10 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 
 	if (!strcmp(o, "--strict") || !strcmp(o, "--values")) {
 		*(o[2] == 's' ? &a->strict : &a->values) = true;
+		return 0;
+	}
+	if (!strcmp(o, "--paired")) {
+		a->paired = true;
 		return 0;
 	}
 	if (!strcmp(o, "-m") || !strcmp(o, "--metric")) {
@@ -187,6 +194,15 @@ static int parse_args(int argc, char **argv, struct cmp_args *a)
 	}
 	if (a->better && strcmp(a->better, "lower") && strcmp(a->better, "higher")) {
 		dmt_err("--better must be lower or higher");
+		return -EINVAL;
+	}
+	if (a->paired && a->summary) {
+		dmt_err("--paired needs the runs themselves, not --summary rows");
+		return -EINVAL;
+	}
+	if (a->paired && !a->values && a->n_files[0] != a->n_files[1]) {
+		dmt_err("--paired: %zu base and %zu candidate recordings (one of each a pair)",
+			a->n_files[0], a->n_files[1]);
 		return -EINVAL;
 	}
 	if (a->values && (a->n_metrics || a->spec)) {
@@ -597,9 +613,15 @@ static void print_text(const struct cmp_set *s, FILE *f)
 {
 	int count[4] = {};
 
-	fprintf(f, "compare: %zu base runs, %zu candidate runs; U test, Holm over %zu metrics, "
-		"Hodges-Lehmann 95%% interval, noise %g%% unless the spec says otherwise\n",
-		s->runs[0], s->runs[1], s->n, s->noise_pct);
+	if (s->paired)
+		fprintf(f, "compare: %zu pairs (base, candidate); Wilcoxon signed-rank test, Holm over "
+			"%zu metrics, paired Hodges-Lehmann 95%% interval (of the ratio when every "
+			"value is positive), noise %g%% unless the spec says otherwise\n",
+			s->runs[0], s->n, s->noise_pct);
+	else
+		fprintf(f, "compare: %zu base runs, %zu candidate runs; U test, Holm over %zu "
+			"metrics, Hodges-Lehmann 95%% interval, noise %g%% unless the spec says "
+			"otherwise\n", s->runs[0], s->runs[1], s->n, s->noise_pct);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct cmp_metric *m = &s->m[i];
 		const struct cmp_result *r = &m->res;
@@ -611,7 +633,8 @@ static void print_text(const struct cmp_set *s, FILE *f)
 				r->relative ? "%" : "", r->lo, r->hi, r->u.p, r->p_holm,
 				r->u.exact ? " exact" : "");
 		if (r->runs_needed && r->verdict == CV_INCONCLUSIVE)
-			fprintf(f, " runs needed ~%lu a side", r->runs_needed);
+			fprintf(f, r->paired ? " pairs needed ~%lu" : " runs needed ~%lu a side",
+				r->runs_needed);
 		fprintf(f, "\n");
 		print_side(m, 0, f);
 		print_side(m, 1, f);
@@ -664,12 +687,29 @@ static int analyse(struct cmp_set *s)
 
 	if (!in || !res)
 		goto out;
-	for (size_t i = 0; i < s->n; i++)
-		in[i] = (struct cmp_input){ s->m[i].v[0], s->m[i].n[0], s->m[i].v[1],
-					    s->m[i].n[1], s->m[i].noise_pct, s->m[i].better };
+	for (size_t i = 0; i < s->n; i++) {
+		const struct cmp_metric *m = &s->m[i];
+
+		in[i] = (struct cmp_input){ m->v[0], m->n[0], m->v[1], m->n[1], m->noise_pct,
+					    m->better, s->paired };
+		/* a run without the value leaves its pair without a partner */
+		if (s->paired && (m->missing[0] || m->missing[1]))
+			in[i].na = in[i].nb = 0;
+	}
 	err = cmp__run(in, res, s->n, CMP_ALPHA);
 	for (size_t i = 0; i < s->n && !err; i++) {
+		const struct cmp_metric *m = &s->m[i];
+
 		s->m[i].res = res[i];
+		if (s->paired && (m->missing[0] || m->missing[1]) && (m->n[0] || m->n[1])) {
+			/* the runs' values are still described */
+			stats__describe(m->v[0], m->n[0], &s->m[i].res.d[0]);
+			stats__describe(m->v[1], m->n[1], &s->m[i].res.d[1]);
+			snprintf(s->m[i].res.reason, sizeof(s->m[i].res.reason),
+				 "--paired: %zu base and %zu candidate runs without a value: %.80s",
+				 m->missing[0], m->missing[1], m->why_missing);
+			continue;
+		}
 		if (!res[i].tested && !res[i].d[0].n && !res[i].d[1].n)
 			snprintf(s->m[i].res.reason, sizeof(s->m[i].res.reason), "no values: %s",
 				 s->m[i].why_missing);
@@ -761,6 +801,11 @@ static int gather_values(struct cmp_set *set, const struct cmp_args *a)
 		}
 		set->runs[side] = m->n[side];
 	}
+	if (set->paired && m->n[0] != m->n[1]) {
+		dmt_err("--paired: %zu base and %zu candidate values (one of each a pair)",
+			m->n[0], m->n[1]);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -797,6 +842,7 @@ int cmd_compare(int argc, char **argv)
 	if (err)
 		goto out;
 	set.noise_pct = a.noise_pct;
+	set.paired = a.paired;
 	if (a.summary) {
 		err = compare_summary(a.summary, &set);
 	} else if (a.values) {

@@ -52,6 +52,7 @@ struct cmp_set {
 	size_t runs[2];
 	double noise_pct;
 	bool summary;
+	bool paired;		/* --paired: run i of BASE and run i of CAND are one pair */
 	const char *interface;	/* --interface: selector of every gate metric */
 };
 

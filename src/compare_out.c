@@ -53,14 +53,23 @@ static json_object *metric_json(const struct cmp_metric *m)
 	json_object_object_add(o, "p", r->tested ? num(m->summary ? m->welch.p : r->u.p) : NULL);
 	json_object_object_add(o, "p_holm", r->tested ? num(r->p_holm) : NULL);
 	json_object_object_add(o, "test", json_object_new_string(
-		m->summary ? "welch" : !r->tested ? "none" : r->u.exact ? "mann-whitney exact" :
-		"mann-whitney normal"));
+		m->summary ? "welch" : !r->tested ? "none" :
+		r->paired ? (r->u.exact ? "wilcoxon signed-rank exact" :
+			     "wilcoxon signed-rank normal") :
+		r->u.exact ? "mann-whitney exact" : "mann-whitney normal"));
 	json_object_object_add(o, "ci", ci);
 	json_object_object_add(o, "change", r->tested ? num(r->change) : NULL);
 	json_object_object_add(o, "change_unit",
 			       json_object_new_string(r->relative || !r->tested ? "%" : "abs"));
 	if (!m->summary && r->tested) {
-		json_object_object_add(o, "u", num(r->u.u_base));
+		if (r->paired) {
+			json_object_object_add(o, "w_plus", num(r->sr.w_plus));
+			json_object_object_add(o, "pairs_nonzero", num((double)r->sr.n));
+			json_object_object_add(o, "shift_of", json_object_new_string(
+				r->log_ratio ? "ln(cand/base)" : "cand-base"));
+		} else {
+			json_object_object_add(o, "u", num(r->u.u_base));
+		}
 		json_object_object_add(o, "shift", num(r->hl.est));
 		ci = json_object_new_array();
 		json_object_array_add(ci, num(r->hl.lo));
@@ -92,7 +101,7 @@ int cmp_out__json(const struct cmp_set *s, const char *path)
 
 	json_object_object_add(root, "devmemtop_compare", json_object_new_int(1));
 	json_object_object_add(root, "mode", json_object_new_string(s->summary ? "summary" :
-								   "runs"));
+								   s->paired ? "paired" : "runs"));
 	json_object_object_add(root, "alpha", json_object_new_double(0.05));
 	json_object_object_add(root, "runs_base", json_object_new_int64(s->runs[0]));
 	json_object_object_add(root, "runs_cand", json_object_new_int64(s->runs[1]));

@@ -18,6 +18,71 @@ const char *cmp_verdict_name(enum cmp_verdict v)
 	return (unsigned int)v < 4 ? names[v] : "?";
 }
 
+/*
+ * Paired: the differences (log ratios when every value is positive), the
+ * signed-rank test and the paired shift. 0 or -errno.
+ */
+static int test_paired(const struct cmp_input *in, struct cmp_result *r)
+{
+	size_t n = in->na;
+	double *d = malloc(n * sizeof(*d)), sd;
+	struct stats_desc dd;
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	r->paired = true;
+	r->log_ratio = true;
+	for (size_t i = 0; i < n; i++)
+		if (!(in->base[i] > 0 && in->cand[i] > 0))
+			r->log_ratio = false;
+	/* a ratio and its inverse: the same |d| to the bit (a tie, not two ranks) */
+	for (size_t i = 0; i < n; i++) {
+		double b = in->base[i], c = in->cand[i];
+
+		d[i] = !r->log_ratio ? c - b : c >= b ? log(c / b) : -log(b / c);
+	}
+	err = stats__describe(d, n, &dd);
+	if (!err)
+		err = stats__signed_rank(d, n, &r->sr);
+	if (!err)
+		err = stats__hl_paired(d, n, 0.95, &r->hl);
+	free(d);
+	if (err == -EDOM) {
+		snprintf(r->reason, sizeof(r->reason),
+			 "too few pairs (%zu) for a 95%% interval: 6 at least", n);
+		return 0;
+	}
+	if (err)
+		return err;
+	sd = r->log_ratio ? dd.sd : (r->d[0].mean != 0 ? dd.sd / fabs(r->d[0].mean) : -1);
+	r->runs_needed = sd >= 0 ? stats__runs_needed(sd / sqrt(2), in->noise_pct / 100,
+						      0.05, 0.8) : 0;
+	r->u.p = r->sr.p;
+	r->u.z = r->sr.z;
+	r->u.exact = r->sr.exact;
+	r->u.ties = r->sr.ties;
+	r->tested = true;
+	if (r->log_ratio) {
+		r->relative = true;
+		r->change = 100 * expm1(r->hl.est);
+		r->lo = 100 * expm1(r->hl.lo);
+		r->hi = 100 * expm1(r->hl.hi);
+	} else if (r->d[0].median != 0) {
+		double m = fabs(r->d[0].median);
+
+		r->relative = true;
+		r->change = 100 * r->hl.est / m;
+		r->lo = 100 * r->hl.lo / m;
+		r->hi = 100 * r->hl.hi / m;
+	} else {
+		r->change = r->hl.est;
+		r->lo = r->hl.lo;
+		r->hi = r->hl.hi;
+	}
+	return 0;
+}
+
 /* Test one metric (no verdict yet). */
 static int test_one(const struct cmp_input *in, struct cmp_result *r)
 {
@@ -35,6 +100,17 @@ static int test_one(const struct cmp_input *in, struct cmp_result *r)
 		r->runs_needed = stats__runs_needed(pooled / fabs(r->d[0].mean),
 						    in->noise_pct / 100, 0.05, 0.8);
 	}
+	if (in->paired && in->na != in->nb) {
+		snprintf(r->reason, sizeof(r->reason),
+			 "paired runs need as many a side (base %zu, cand %zu)", in->na, in->nb);
+		return 0;
+	}
+	if (in->paired && in->na > STATS_PAIRED_MAX) {
+		snprintf(r->reason, sizeof(r->reason), "more than %d pairs", STATS_PAIRED_MAX);
+		return 0;
+	}
+	if (in->paired && in->na >= CMP_MIN_RUNS)
+		return test_paired(in, r);
 	if (in->na < CMP_MIN_RUNS || in->nb < CMP_MIN_RUNS) {
 		snprintf(r->reason, sizeof(r->reason),
 			 "too few runs (base %zu, cand %zu): a 95%% interval needs %d a side",
@@ -82,8 +158,8 @@ void cmp__decide(const struct cmp_input *in, struct cmp_result *r, double alpha)
 			 "significant, but the change is within the noise threshold (%g%%)", noise);
 	} else if (r->runs_needed) {
 		snprintf(r->reason, sizeof(r->reason),
-			 "interval straddles the noise threshold: about %lu runs a side would decide",
-			 r->runs_needed);
+			 "interval straddles the noise threshold: about %lu %s would decide",
+			 r->runs_needed, r->paired ? "pairs" : "runs a side");
 	} else {
 		snprintf(r->reason, sizeof(r->reason), "interval straddles the noise threshold");
 	}

@@ -14,6 +14,12 @@
  *   regressed     estimated change is beyond the noise threshold (the
  *                 direction of the metric says which)
  *   inconclusive  anything else, including too few runs (reason says why)
+ *
+ * paired: base[i] and cand[i] are one pair (the same round of an
+ * interleaved run). Wilcoxon's signed-rank test on the differences and the
+ * paired Hodges-Lehmann estimate instead; with every value positive the
+ * differences are log ratios (change, lo and hi: percent change of the
+ * median pair's ratio), else cand - base against the base median.
  */
 #ifndef DEVMEMTOP_COMPARE_EVAL_H
 #define DEVMEMTOP_COMPARE_EVAL_H
@@ -39,13 +45,17 @@ struct cmp_input {
 	size_t nb;
 	double noise_pct;	/* e.g. 5 */
 	int better;		/* enum mdef_better: MB_LOWER or MB_HIGHER */
+	bool paired;		/* base[i] and cand[i] are one pair; na == nb */
 };
 
 struct cmp_result {
 	struct stats_desc d[2];	/* base, cand (n 0: no values) */
 	bool tested;		/* enough runs: u, hl, p_holm are set */
-	struct stats_mwu u;
-	struct stats_shift hl;	/* absolute shift cand - base */
+	struct stats_mwu u;	/* paired: p, z, exact and ties of the signed-rank test */
+	bool paired;
+	bool log_ratio;		/* paired with every value positive: hl is of ln(cand / base) */
+	struct stats_signed_rank sr;	/* paired */
+	struct stats_shift hl;	/* absolute shift cand - base (log_ratio: of the log ratios) */
 	double p_holm;
 	bool relative;		/* change/lo/hi are percent of the base median */
 	double change, lo, hi;

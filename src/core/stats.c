@@ -350,6 +350,144 @@ free_d:
 	return err;
 }
 
+/*
+ * Distribution of W+ for m non-zero differences without ties: the number of
+ * subsets of ranks 1..m with each sum, over 2^m. NULL on allocation failure.
+ */
+static double *w_pmf(size_t m)
+{
+	size_t wmax = m * (m + 1) / 2;
+	double *c = calloc(wmax + 1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c[0] = 1;
+	for (size_t k = 1; k <= m; k++)
+		for (size_t w = wmax; w >= k; w--)
+			c[w] += c[w - k];
+	for (size_t w = 0; w <= wmax; w++)
+		c[w] = ldexp(c[w], -(int)m);
+	return c;
+}
+
+struct absrank {
+	double a;
+	bool pos;
+};
+
+static int cmp_absrank(const void *x, const void *y)
+{
+	return cmp_double(&((const struct absrank *)x)->a, &((const struct absrank *)y)->a);
+}
+
+int stats__signed_rank(const double *d, size_t n, struct stats_signed_rank *r)
+{
+	struct absrank *v;
+	double ties = 0, mean, var;
+	size_t m = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!n || !all_finite(d, n))
+		return -EINVAL;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != 0)
+			v[m++] = (struct absrank){ fabs(d[i]), d[i] > 0 };
+	qsort(v, m, sizeof(*v), cmp_absrank);
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+		double t;
+
+		while (j < m && v[j].a == v[i].a)
+			j++;
+		t = (double)(j - i);
+		for (size_t k = i; k < j; k++)
+			if (v[k].pos)
+				r->w_plus += (i + 1 + j) / 2.0;
+		ties += t * t * t - t;
+		i = j;
+	}
+	free(v);
+	r->n = m;
+	r->ties = ties > 0;
+	r->p = 1;
+	if (!m)			/* every difference 0 */
+		return 0;
+	mean = m * (m + 1) / 4.0;
+	if (!r->ties && m <= STATS_EXACT_MAX) {
+		double *pmf = w_pmf(m), tail = 0;
+		double wext = fmax(r->w_plus, 2 * mean - r->w_plus);
+
+		if (!pmf)
+			return -ENOMEM;
+		for (size_t w = (size_t)wext; w <= m * (m + 1) / 2; w++)
+			tail += pmf[w];
+		free(pmf);
+		r->exact = true;
+		r->p = fmin(1, 2 * tail);
+		return 0;
+	}
+	var = m * (m + 1) * (2 * m + 1) / 24.0 - ties / 48;
+	if (var <= 0)
+		return 0;
+	r->z = (fabs(r->w_plus - mean) - 0.5) / sqrt(var);
+	r->p = fmin(1, 2 * stats__norm_sf(fmax(r->z, 0)));
+	return 0;
+}
+
+int stats__hl_paired(const double *d, size_t n, double conf, struct stats_shift *s)
+{
+	size_t nw = n * (n + 1) / 2, k = 0, x = 0;
+	double *w;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!n || !(conf > 0 && conf < 1) || !all_finite(d, n))
+		return -EINVAL;
+	if (n > STATS_PAIRED_MAX)
+		return -E2BIG;
+	w = malloc(nw * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i; j < n; j++)
+			w[x++] = (d[i] + d[j]) / 2;
+	qsort(w, nw, sizeof(*w), cmp_double);
+	s->est = sorted_median(w, nw);
+	if (n <= STATS_EXACT_MAX) {
+		/* largest k with P(W+ <= k - 1) <= tail */
+		double *pmf = w_pmf(n), cdf = 0, tail = (1 - conf) / 2;
+
+		if (!pmf) {
+			err = -ENOMEM;
+			goto free_w;
+		}
+		while (k <= nw && cdf + pmf[k] <= tail * (1 + 1e-12))
+			cdf += pmf[k++];
+		free(pmf);
+		s->exact = true;
+		s->level = 1 - 2 * cdf;
+	} else {
+		double z = stats__norm_quantile(1 - (1 - conf) / 2);
+		double c = nw / 2.0 - z * sqrt(n * (n + 1.0) * (2 * n + 1) / 24);
+
+		k = c >= 1 ? (size_t)floor(c) : 0;
+		s->level = conf;
+	}
+	if (!k || k > nw / 2 + 1) {
+		err = -EDOM;
+		s->level = 0;
+		goto free_w;
+	}
+	s->lo = w[k - 1];
+	s->hi = w[nw - k];
+free_w:
+	free(w);
+	return err;
+}
+
 struct pidx {
 	double p;
 	size_t i;

@@ -84,6 +84,36 @@ int stats__hl_shift(const double *base, size_t na, const double *cand, size_t nb
  */
 int stats__holm(const double *p, size_t n, double *adj);
 
+/*
+ * Paired samples (one difference d[i] = cand[i] - base[i] per pair, e.g.
+ * the rounds of an interleaved A/B run): Wilcoxon's signed-rank test.
+ * Zero differences are dropped (Wilcoxon's rule); mid-ranks for tied |d|.
+ * Exact distribution of W+ up to STATS_EXACT_MAX non-zero differences
+ * without ties, else the normal approximation with tie correction and
+ * continuity correction. -EINVAL when empty or non-finite, -ENOMEM.
+ */
+struct stats_signed_rank {
+	double w_plus;		/* sum of the ranks of the positive differences */
+	size_t n;		/* non-zero differences */
+	double p;		/* two-sided */
+	double z;		/* normal approximation's z (0 when exact) */
+	bool exact;
+	bool ties;
+};
+
+int stats__signed_rank(const double *d, size_t n, struct stats_signed_rank *r);
+
+/*
+ * The Hodges-Lehmann estimate of the paired shift: the median of the Walsh
+ * averages (d[i] + d[j]) / 2, i <= j, with the interval from the signed-rank
+ * distribution (exact up to STATS_EXACT_MAX pairs). All n differences, zeros
+ * included. -EDOM when n is too small for any interval at conf (5 pairs:
+ * the widest is 93.75 %); the estimate is still filled in. -E2BIG past
+ * STATS_PAIRED_MAX pairs.
+ */
+#define STATS_PAIRED_MAX	2000
+int stats__hl_paired(const double *d, size_t n, double conf, struct stats_shift *s);
+
 struct stats_welch {
 	double diff;		/* mean2 - mean1 */
 	double se;

@@ -25,11 +25,14 @@ echo "$out" | grep -q '^rx_gbps_32k_64k .* inconclusive (significant, but' ||
 # bad input: one line on stderr, exit 2
 printf '1\n2\nx\n' >"$TMPD/bad.txt"
 printf '1\n2\n3\n' >"$TMPD/ok.txt"
+printf '1\n2\n' >"$TMPD/two.txt"
 for args in "--values $TMPD/bad.txt -- $TMPD/ok.txt" "--values $TMPD/ok.txt" \
 	    "--noise -3% --values $TMPD/ok.txt -- $TMPD/ok.txt" \
 	    "--metric no.such:avg $TMPD/ok.txt -- $TMPD/ok.txt" \
 	    "--metric binding.niov_size:max $TMPD/ok.txt -- $TMPD/ok.txt" \
-	    "$TMPD/ok.txt -- $TMPD/ok.txt" "--summary $TMPD/bad.txt" "--bogus"; do
+	    "$TMPD/ok.txt -- $TMPD/ok.txt" "--summary $TMPD/bad.txt" "--bogus" \
+	    "--paired --values $TMPD/ok.txt -- $TMPD/two.txt" \
+	    "--paired --summary $TMPD/ok.txt" "--paired $TMPD/ok.txt $TMPD/ok.txt -- $TMPD/ok.txt"; do
 	# shellcheck disable=SC2086
 	"$DMT" compare $args >"$TMPD/o" 2>"$TMPD/e"
 	rc=$?

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devmemtop compare on real recordings from the veth test bed: 5 runs a
+# devmemtop compare on real recordings from the veth test bed: 6 runs a
 # side, alternating, each a 1 s stream. The candidate's command also does a
 # fixed amount of CPU work (about 1 s of CPU whatever the machine's load;
 # the base's spread is about 0.1 s), so the recorded command's CPU
 # (wait4 rusage, kept in the end frame) must come out "regressed", with
 # every run's value in the JSON. Page pool holds on this bed's interface
-# are a second metric (noisy on this bed: no verdict asserted, 5 values a
-# side). report prints the CPU; JUnit and HTML follow.
+# are a second metric (noisy on this bed: no verdict asserted, 6 values a
+# side). report prints the CPU; JUnit and HTML follow. Then --paired on the
+# same recordings (round i's base and candidate are a pair): the signed-rank
+# test must find the CPU regressed too (6 pairs: the fewest with a 95 %
+# interval).
 source "$(dirname "$0")/lib.sh"
 need_root
 need_dmt
@@ -25,7 +28,7 @@ EOS
 chmod +x "$TMPD/traffic.sh"
 
 base=() cand=()
-for i in 1 2 3 4 5; do
+for i in 1 2 3 4 5 6; do
 	for side in base cand; do
 		how=""
 		[ $side = cand ] && how=burn
@@ -50,9 +53,9 @@ import json, sys, xml.etree.ElementTree as ET
 m = {x["metric"]: x for x in json.load(open(sys.argv[1]))["metrics"]}
 h = m["pool.holds"]
 assert h["agg"] == "count", h["agg"]
-assert len(h["base"]["values"]) == 5 and len(h["cand"]["values"]) == 5, h
+assert len(h["base"]["values"]) == 6 and len(h["cand"]["values"]) == 6, h
 c = m["run.cpu_s"]
-assert len(c["base"]["values"]) == 5 and len(c["cand"]["values"]) == 5, c
+assert len(c["base"]["values"]) == 6 and len(c["cand"]["values"]) == 6, c
 assert c["verdict"] == "regressed", c["verdict"]
 assert c["test"] == "mann-whitney exact" and c["p"] < 0.01, (c["test"], c["p"])
 assert c["change"] > 20 and c["ci"][0] > 5, (c["change"], c["ci"])
@@ -65,8 +68,25 @@ assert len(cases) == 2 and int(suite.get("failures")) == 1, ET.tostring(suite)
 fails = [t.get("name") for t in cases if t.find("failure") is not None]
 assert fails == ["run.cpu_s"], fails
 html = open(sys.argv[3]).read()
-assert html.count('class="dot base"') == 10 and html.count('class="dot cand"') == 10
+assert html.count('class="dot base"') == 12 and html.count('class="dot cand"') == 12
 assert html.count('<tr class="regressed">') == 1, "regressed rows"
 PY
+"$DMT" compare --paired --metric run.cpu_s --json "$TMPD/p.json" "${base[@]}" -- "${cand[@]}" \
+	>"$TMPD/p.txt" 2>"$TMPD/p.err"
+rc=$?
+cat "$TMPD/p.txt" "$TMPD/p.err"
+[ $rc = 1 ] || fail "compare --paired: exit $rc, expected 1 (command CPU regressed)"
+python3 - "$TMPD/p.json" <<'PY' || fail "compare --paired output"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "paired", d["mode"]
+c = d["metrics"][0]
+assert c["test"] == "wilcoxon signed-rank exact", c["test"]
+assert c["shift_of"] == "ln(cand/base)" and c["w_plus"] == 21, (c["shift_of"], c["w_plus"])
+assert c["verdict"] == "regressed" and c["ci"][0] > 5, (c["verdict"], c["ci"])
+print("paired: command CPU %+.1f%% [%+.1f, %+.1f] p=%.4f" % (c["change"], c["ci"][0],
+      c["ci"][1], c["p"]))
+PY
+grep -q '^compare: 6 pairs' "$TMPD/p.txt" || fail "compare --paired: no '6 pairs' header"
 [ "$(command -v tidy)" ] && { tidy -q -e "$TMPD/c.html" 2>&1 | grep -i error && fail "tidy: HTML errors"; }
-pass "compare on bed recordings: command CPU kept and its regression found at 5 runs a side"
+pass "compare on bed recordings: command CPU kept and its regression found at 6 runs a side, unpaired and paired"

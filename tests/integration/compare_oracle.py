@@ -9,6 +9,11 @@ recomputed here, its ranks from the null distribution of U counted with
 Python integers as Gaussian binomial coefficients (a different algorithm
 from stats.c's recursion). Welch: scipy.stats.ttest_ind_from_stats. Holm:
 recomputed here. Then an A/A run and an injected shift through the CLI.
+--paired: scipy.stats.wilcoxon (zeros dropped, "exact" where devmemtop says
+exact, else "approx" with tie and continuity correction); the paired
+Hodges-Lehmann interval recomputed here from the Walsh averages and the
+signed-rank null distribution counted with Python integers; and a paired
+A/A run and shift with a drift shared by both runs of a pair.
 
 usage: compare_oracle.py DEVMEMTOP WORKDIR
 """
@@ -116,6 +121,96 @@ def check_u(rng):
     print(f"U test: {len(cases)} comparisons ({n_exact} exact, {n_normal} normal)")
 
 
+def walsh_interval(d, conf=0.95):
+    n = len(d)
+    w = np.sort(np.array([(d[i] + d[j]) / 2 for i in range(n) for j in range(i, n)]))
+    nw = len(w)
+    if n <= 50:
+        counts = [1] + [0] * (n * (n + 1) // 2)
+        for k in range(1, n + 1):
+            for s in range(len(counts) - 1, k - 1, -1):
+                counts[s] += counts[s - k]
+        tail, cum, k = (1 - conf) / 2, 0, 0
+        for c in counts:
+            if (cum + c) / 2 ** n > tail * (1 + 1e-12):
+                break
+            cum += c
+            k += 1
+    else:
+        z = stats.norm.ppf(1 - (1 - conf) / 2)
+        c = nw / 2 - z * math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+        k = math.floor(c) if c >= 1 else 0
+    return float(np.median(w)), float(w[k - 1]), float(w[nw - k])
+
+
+def check_paired(rng):
+    cases = []
+    for n in (6, 8, 10, 20, 50, 60, 200):
+        for shift in (0.0, 0.3, 1.0):
+            cases.append((n, shift, False, True))
+    for n in (10, 30, 120):
+        cases.append((n, 0.3, True, True))      # tied |d| and zero differences
+        cases.append((n, 0.3, False, False))    # values around 0: cand - base
+    n_exact = n_normal = 0
+    for n, shift, ties, positive in cases:
+        drift = rng.standard_normal(n)          # shared by both runs of a pair
+        if positive:
+            a = 100 * np.exp(0.3 * drift + 0.05 * rng.standard_normal(n))
+            b = 100 * np.exp(0.3 * drift + 0.05 * rng.standard_normal(n) + 0.05 * shift)
+        else:
+            a = drift + 0.1 * rng.standard_normal(n)
+            b = drift + 0.1 * rng.standard_normal(n) + 0.1 * shift
+        if ties:
+            a, b = np.round(a / 5) * 5, np.round(b / 5) * 5
+        m, _ = run_values(a, b, extra=("--paired",))
+        # a ratio and its inverse give the same |d| to the bit, as in devmemtop
+        d = np.where(b >= a, np.log(b / a), -np.log(a / b)) if positive else b - a
+        nz = d[d != 0]
+        exact = m["test"] == "wilcoxon signed-rank exact"
+        has_ties = len(np.unique(np.abs(nz))) < len(nz)
+        if m["shift_of"] != ("ln(cand/base)" if positive else "cand-base"):
+            sys.exit(f"paired n={n}: shift of {m['shift_of']}")
+        if exact != (not has_ties and len(nz) <= 50):
+            sys.exit(f"paired n={n} ties={has_ties}: devmemtop used {m['test']}")
+        ref = stats.wilcoxon(d, zero_method="wilcox", correction=not exact,
+                             method="exact" if exact else "approx")
+        ranks = stats.rankdata(np.abs(nz))
+        note("W+", m["w_plus"] - float(ranks[nz > 0].sum()))
+        note("paired p exact" if exact else "paired p normal", m["p"] - ref.pvalue)
+        n_exact += exact
+        n_normal += not exact
+        est, lo, hi = walsh_interval(d)
+        note("paired HL estimate", m["shift"] - est)
+        note("paired HL interval", max(abs(m["shift_ci"][0] - lo), abs(m["shift_ci"][1] - hi)))
+        if positive:
+            note("paired ratio interval (%)", max(abs(m["ci"][0] - 100 * math.expm1(lo)),
+                                                  abs(m["ci"][1] - 100 * math.expm1(hi))))
+    print(f"signed-rank test: {len(cases)} paired comparisons ({n_exact} exact, "
+          f"{n_normal} normal)")
+
+
+def paired_aa_and_shift(rng, trials=200, n=10):
+    """Rounds whose common drift (30 %) swamps the unpaired test."""
+    fr = det = 0
+    for shift in (0.0, 0.03):
+        for _ in range(trials):
+            drift = np.exp(0.3 * rng.standard_normal(n))
+            a = 1000 * drift * np.exp(0.01 * rng.standard_normal(n))
+            b = 1000 * drift * np.exp(0.01 * rng.standard_normal(n) + shift)
+            m, rc = run_values(a, b, extra=("--paired", "--noise", "1"))
+            if shift == 0:
+                fr += m["verdict"] == "regressed"
+                if (m["verdict"] == "regressed") != (rc == 1):
+                    sys.exit(f"exit status {rc} does not match verdict {m['verdict']}")
+            else:
+                det += m["verdict"] == "regressed"
+    print(f"paired A/A through the CLI: {trials} comparisons of {n} pairs, drift 30 % "
+          f"shared, 1 % noise: {fr} false regressions ({100 * fr / trials:.1f}%, goal <= 5%)")
+    print(f"paired injected +3% shift: {det}/{trials} detected ({100 * det / trials:.1f}%, "
+          f"goal >= 80%)")
+    return fr / trials, det / trials
+
+
 def holm(p):
     order = sorted(range(len(p)), key=lambda i: p[i])
     out, run = [0.0] * len(p), 0.0
@@ -184,7 +279,10 @@ def main():
     rng = np.random.default_rng(20)
     check_u(rng)
     check_welch(rng)
-    tol = {"U": 0, "p exact": 1e-12, "p normal": 1e-12, "HL estimate": 1e-9,
+    check_paired(rng)
+    tol = {"W+": 0, "paired p exact": 1e-12, "paired p normal": 1e-12,
+           "paired HL estimate": 1e-9, "paired HL interval": 1e-9,
+           "paired ratio interval (%)": 1e-7,"U": 0, "p exact": 1e-12, "p normal": 1e-12, "HL estimate": 1e-9,
            "HL interval": 1e-9, "relative interval (%)": 1e-7, "base median": 1e-9,
            "base sd": 1e-9, "Welch t": 1e-9, "Welch p": 1e-9, "Welch df": 1e-9,
            "Welch interval": 1e-6, "Holm": 1e-9}
@@ -194,6 +292,8 @@ def main():
         if v > tol[k]:
             bad.append(k)
     fr, det = aa_and_shift(rng)
+    pfr, pdet = paired_aa_and_shift(rng)
+    fr, det = max(fr, pfr), min(det, pdet)
     if bad:
         sys.exit("differs from the oracle: " + ", ".join(bad))
     if fr > 0.05 or det < 0.8:

@@ -113,6 +113,46 @@ static void test_hl_shift(void **state)
 	assert_near(s.hi, 5, 0);
 }
 
+/*
+ * Hollander & Wolfe's paired example (Hamilton depression scale, 9
+ * patients, x before, y after): W+ 40 for x - y, two-sided exact p 5/128,
+ * pseudo-median 0.46, exact 96.1 % interval from the 6th smallest and the
+ * 6th largest of the 45 Walsh averages, 0.010 .. 0.786.
+ */
+static void test_signed_rank(void **state)
+{
+	const double x[] = { 1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30 };
+	const double y[] = { 0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29 };
+	const double tie[] = { 1, -1, 2, 0, 3, 4, 5, 6, 7, 8 };
+	struct stats_signed_rank r;
+	struct stats_shift s;
+	double d[9];
+
+	(void)state;
+	for (int i = 0; i < 9; i++)
+		d[i] = x[i] - y[i];
+	assert_int_equal(stats__signed_rank(d, 9, &r), 0);
+	assert_near(r.w_plus, 40, 1e-12);
+	assert_true(r.exact && !r.ties && r.n == 9);
+	assert_near(r.p, 5.0 / 128, 1e-15);
+	assert_int_equal(stats__hl_paired(d, 9, 0.95, &s), 0);
+	assert_near(s.est, 0.46, 1e-12);
+	assert_near(s.lo, 0.010, 1e-12);
+	assert_near(s.hi, 0.786, 1e-12);
+	assert_near(s.level, 1 - 2 * 10.0 / 512, 1e-15);	/* P(W+ <= 5) = 10 / 2^9 */
+	/* a zero is dropped, |1| = |-1| is a tie: the normal approximation */
+	assert_int_equal(stats__signed_rank(tie, 10, &r), 0);
+	assert_true(!r.exact && r.ties && r.n == 9);
+	assert_near(r.w_plus, 43.5, 1e-12);
+	/* 5 pairs: no 95 % interval (the widest is 93.75 %), the estimate is set */
+	assert_int_equal(stats__hl_paired(d, 5, 0.95, &s), -EDOM);
+	assert_true(s.est != 0);
+	assert_int_equal(stats__signed_rank((const double[]){ 0, 0 }, 2, &r), 0);
+	assert_near(r.p, 1, 0);
+	assert_int_equal(stats__signed_rank(d, 0, &r), -EINVAL);
+	assert_int_equal(stats__hl_paired((const double[]){ NAN }, 1, 0.95, &s), -EINVAL);
+}
+
 static void test_holm(void **state)
 {
 	double p[] = { 0.01, 0.04, 0.03 }, adj[3];
@@ -166,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_mwu_exact),
 		cmocka_unit_test(test_mwu_ties),
 		cmocka_unit_test(test_hl_shift),
+		cmocka_unit_test(test_signed_rank),
 		cmocka_unit_test(test_holm),
 		cmocka_unit_test(test_welch),
 		cmocka_unit_test(test_runs_needed),
