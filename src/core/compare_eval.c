@@ -19,6 +19,26 @@ const char *cmp_verdict_name(enum cmp_verdict v)
 }
 
 /*
+ * change, lo and hi from the shift: percent change of the ratio (log
+ * ratios), percent of the base median, or absolute when that median is 0.
+ */
+static void shift_to_change(struct cmp_result *r)
+{
+	double m = fabs(r->d[0].median);
+
+	r->relative = r->log_ratio || m != 0;
+	if (r->log_ratio) {
+		r->change = 100 * expm1(r->hl.est);
+		r->lo = 100 * expm1(r->hl.lo);
+		r->hi = 100 * expm1(r->hl.hi);
+	} else {
+		r->change = m != 0 ? 100 * r->hl.est / m : r->hl.est;
+		r->lo = m != 0 ? 100 * r->hl.lo / m : r->hl.lo;
+		r->hi = m != 0 ? 100 * r->hl.hi / m : r->hl.hi;
+	}
+}
+
+/*
  * Paired: the differences (log ratios when every value is positive), the
  * signed-rank test and the paired shift. 0 or -errno.
  */
@@ -63,23 +83,7 @@ static int test_paired(const struct cmp_input *in, struct cmp_result *r)
 	r->u.exact = r->sr.exact;
 	r->u.ties = r->sr.ties;
 	r->tested = true;
-	if (r->log_ratio) {
-		r->relative = true;
-		r->change = 100 * expm1(r->hl.est);
-		r->lo = 100 * expm1(r->hl.lo);
-		r->hi = 100 * expm1(r->hl.hi);
-	} else if (r->d[0].median != 0) {
-		double m = fabs(r->d[0].median);
-
-		r->relative = true;
-		r->change = 100 * r->hl.est / m;
-		r->lo = 100 * r->hl.lo / m;
-		r->hi = 100 * r->hl.hi / m;
-	} else {
-		r->change = r->hl.est;
-		r->lo = r->hl.lo;
-		r->hi = r->hl.hi;
-	}
+	shift_to_change(r);
 	return 0;
 }
 
@@ -123,18 +127,7 @@ static int test_one(const struct cmp_input *in, struct cmp_result *r)
 	if (err)
 		return err;
 	r->tested = true;
-	if (r->d[0].median != 0) {
-		double m = fabs(r->d[0].median);
-
-		r->relative = true;
-		r->change = 100 * r->hl.est / m;
-		r->lo = 100 * r->hl.lo / m;
-		r->hi = 100 * r->hl.hi / m;
-	} else {
-		r->change = r->hl.est;
-		r->lo = r->hl.lo;
-		r->hi = r->hl.hi;
-	}
+	shift_to_change(r);
 	return 0;
 }
 

@@ -285,24 +285,30 @@ int stats__mwu(const double *base, size_t na, const double *cand, size_t nb, str
 	return 0;
 }
 
-/* Largest k >= 1 with P(U <= k - 1) <= tail, 0 if none; *level = 1 - 2 P(U <= k - 1). */
-static size_t exact_rank(size_t na, size_t nb, double tail, double *level, int *err)
+/*
+ * An interval's rank from a null distribution pmf[0..len): the largest k
+ * >= 1 with P(X <= k - 1) <= tail, 0 if none; *level = 1 - 2 P(X <= k - 1).
+ * Frees pmf.
+ */
+static size_t tail_rank(double *pmf, size_t len, double tail, double *level)
 {
-	double *pmf = u_pmf(na, nb), cdf = 0;
+	double cdf = 0;
 	size_t k = 0;
 
-	*err = pmf ? 0 : -ENOMEM;
-	if (!pmf)
-		return 0;
-	for (size_t u = 0; u <= na * nb; u++) {
-		if (cdf + pmf[u] > tail * (1 + 1e-12))
-			break;
-		cdf += pmf[u];
-		k = u + 1;
-	}
+	while (k < len && cdf + pmf[k] <= tail * (1 + 1e-12))
+		cdf += pmf[k++];
 	*level = 1 - 2 * cdf;
 	free(pmf);
 	return k;
+}
+
+/* tail_rank() of U for na and nb. */
+static size_t exact_rank(size_t na, size_t nb, double tail, double *level, int *err)
+{
+	double *pmf = u_pmf(na, nb);
+
+	*err = pmf ? 0 : -ENOMEM;
+	return pmf ? tail_rank(pmf, na * nb + 1, tail, level) : 0;
 }
 
 int stats__hl_shift(const double *base, size_t na, const double *cand, size_t nb, double conf,
@@ -457,18 +463,14 @@ int stats__hl_paired(const double *d, size_t n, double conf, struct stats_shift 
 	qsort(w, nw, sizeof(*w), cmp_double);
 	s->est = sorted_median(w, nw);
 	if (n <= STATS_EXACT_MAX) {
-		/* largest k with P(W+ <= k - 1) <= tail */
-		double *pmf = w_pmf(n), cdf = 0, tail = (1 - conf) / 2;
+		double *pmf = w_pmf(n);
 
 		if (!pmf) {
 			err = -ENOMEM;
 			goto free_w;
 		}
-		while (k <= nw && cdf + pmf[k] <= tail * (1 + 1e-12))
-			cdf += pmf[k++];
-		free(pmf);
+		k = tail_rank(pmf, nw + 1, (1 - conf) / 2, &s->level);
 		s->exact = true;
-		s->level = 1 - 2 * cdf;
 	} else {
 		double z = stats__norm_quantile(1 - (1 - conf) / 2);
 		double c = nw / 2.0 - z * sqrt(n * (n + 1.0) * (2 * n + 1) / 24);
