@@ -19,6 +19,7 @@
 #include "collector.h"
 #include "hooks.h"
 #include "nl.h"
+#include "ntfsched.h"
 #include "snapbuild.h"
 
 struct btf;
@@ -34,8 +35,6 @@ struct prog_state {
 	bool ran;		/* attached now or once (light windows): has run stats */
 };
 
-#define DMT_NTF_PENDING 64
-
 struct collector {
 	struct collector_opts opts;
 	struct devmemtop *skel;
@@ -45,9 +44,7 @@ struct collector {
 	size_t slots_len;
 	struct netdev_nl *nl;
 	bool ntf_ok;			/* subscribed to the page-pool group */
-	/* announced pools not located yet, and the windows tried for each */
-	struct ntf_pending { uint32_t id; uint32_t tries; } ntf_pending[DMT_NTF_PENDING];
-	size_t n_ntf_pending;
+	struct ntf_sched ntf_sched;	/* announced pools not located yet */
 	uint64_t ntf_seen;		/* page-pool notifications read */
 	uint64_t ntf_windows;		/* light windows a notification brought forward */
 	uint64_t netns;			/* inode of our network namespace, 0 if unknown */

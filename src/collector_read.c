@@ -169,23 +169,26 @@ static bool pool_located(const struct collector *c, uint32_t id)
 	return false;
 }
 
+static bool pool_located_cb(void *ctx, uint32_t id)
+{
+	return pool_located(ctx, id);
+}
+
 /*
  * Page-pool notifications since the last snapshot (bounded: at most
  * DMT_NTF_MAX read per snapshot, the rest wait for the next). True when a
- * pool added or changed is not located yet: light mode then runs its
- * sampling window now instead of at the next period, so the pool gets its
- * address and counters in this snapshot. An announced pool stays pending
- * for DMT_NTF_TRIES snapshots (a pool with no traffic yet is not seen by a
- * window); without the group, or after an overrun, the period stays the
- * only trigger, as before.
+ * pool added or changed and not located yet wants a window now
+ * (ntfsched.h: at 0, 1, 2, 4, 8, 16 and 32 s after its notification):
+ * light mode then runs its sampling window instead of waiting for the
+ * period, so the pool gets its address and counters in this snapshot.
+ * Without the group, or after an overrun, the period stays the only
+ * trigger, as before.
  */
 #define DMT_NTF_MAX	64
-#define DMT_NTF_TRIES	3
 bool pool_notifications(struct collector *c)
 {
 	struct nl_pp_ntf ev[DMT_NTF_MAX];
-	bool due = false;
-	size_t keep = 0;
+	uint64_t now = now_mono_ns();
 	int n;
 
 	if (!c->nl || !c->ntf_ok)
@@ -196,20 +199,10 @@ bool pool_notifications(struct collector *c)
 		n = 0;
 	}
 	c->ntf_seen += n;
-	for (int i = 0; i < n && c->n_ntf_pending < DMT_NTF_PENDING; i++)
-		if (ev[i].ev != NL_PP_DEL)
-			c->ntf_pending[c->n_ntf_pending++] = (struct ntf_pending){ ev[i].pool.id, 0 };
-	for (size_t i = 0; i < c->n_ntf_pending; i++) {
-		struct ntf_pending *p = &c->ntf_pending[i];
-
-		if (pool_located(c, p->id) || p->tries >= DMT_NTF_TRIES)
-			continue;
-		p->tries++;
-		due = true;
-		c->ntf_pending[keep++] = *p;
-	}
-	c->n_ntf_pending = keep;
-	return due;
+	for (int i = 0; i < n; i++)
+		if (ev[i].ev != NL_PP_DEL && ntf_sched__add(&c->ntf_sched, ev[i].pool.id, now))
+			break;	/* full: the period finds the rest */
+	return ntf_sched__due(&c->ntf_sched, now, pool_located_cb, c);
 }
 
 /* page-pool-stats-get into the pools (before the rates: the mean batch needs them) */
