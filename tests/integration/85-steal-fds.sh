@@ -49,6 +49,19 @@ wait_attached() {	# PID WHAT
 	done
 	fail "$2: no BPF program attached with capabilities dropped in 10 s: $(grep Cap "/proc/$1/status")"
 }
+# wait until PID (run with -v, stderr in $TMPD/WHAT.err) has attached its
+# programs: its "attach mode:" line. Not the first BPF fd seen: start-up's
+# feature probes load programs and close them again, so a first look could
+# catch a probe's fd and a second one nothing (85 failed that way once)
+wait_attach_line() {	# PID WHAT
+	local i
+	for i in $(seq 1 200); do
+		grep -q '^attach mode: ' "$TMPD/$2.err" && return 0
+		kill -0 "$1" 2>/dev/null || fail "$2 exited: $(cat "$TMPD/$2.err")"
+		sleep 0.1
+	done
+	fail "$2: no 'attach mode:' line in 20 s: $(tail -3 "$TMPD/$2.err")"
+}
 
 cp "$DMT" "$TMPD/devmemtop" && chmod 755 "$TMPD" "$TMPD/devmemtop"
 mkdir -m 777 "$TMPD/out"
@@ -68,18 +81,18 @@ kill -TERM $upid; wait $upid || fail "export exit status"
 
 # record and top keep their capabilities (the caller's permitted set then
 # already refuses); they are not dumpable either
-unit record -o "$TMPD/out/r.dmtrec" -i 500ms -d 30s >/dev/null 2>"$TMPD/record.err" &
+unit record -v -o "$TMPD/out/r.dmtrec" -i 500ms -d 30s >/dev/null 2>"$TMPD/record.err" &
 rpid=$!
 _TB_PIDS+=($rpid)
-for i in $(seq 1 100); do [ -n "$(bpf_ids_of $rpid)" ] && break; sleep 0.1; done
+wait_attach_line $rpid record
 [ -n "$(bpf_ids_of $rpid)" ] || fail "record holds no BPF object: $(cat "$TMPD/record.err")"
 expect_untakable $rpid "record (uid 65534, ambient CAP_BPF+CAP_PERFMON)"
 kill -TERM $rpid; wait $rpid
 
-unit top -b -i 500ms -n 60 >/dev/null 2>"$TMPD/top.err" &
+unit top -b -v -i 500ms -n 60 >/dev/null 2>"$TMPD/top.err" &
 tpid=$!
 _TB_PIDS+=($tpid)
-for i in $(seq 1 100); do [ -n "$(bpf_ids_of $tpid)" ] && break; sleep 0.1; done
+wait_attach_line $tpid top
 [ -n "$(bpf_ids_of $tpid)" ] || fail "top holds no BPF object: $(cat "$TMPD/top.err")"
 expect_untakable $tpid "top -b (uid 65534, ambient CAP_BPF+CAP_PERFMON)"
 kill -TERM $tpid; wait $tpid
