@@ -302,6 +302,26 @@ static size_t tail_rank(double *pmf, size_t len, double tail, double *level)
 	return k;
 }
 
+/* The normal approximation's rank for n sorted estimates of null variance var. */
+static size_t normal_rank(size_t n, double var, double conf)
+{
+	double c = n / 2.0 - stats__norm_quantile(1 - (1 - conf) / 2) * sqrt(var);
+
+	return c >= 1 ? (size_t)floor(c) : 0;
+}
+
+/* lo and hi at ranks k and n + 1 - k of sorted[n]; -EDOM when no k fits. */
+static int rank_interval(const double *sorted, size_t n, size_t k, struct stats_shift *s)
+{
+	if (!k || k > n / 2 + 1) {
+		s->level = 0;
+		return -EDOM;
+	}
+	s->lo = sorted[k - 1];
+	s->hi = sorted[n - k];
+	return 0;
+}
+
 /* tail_rank() of U for na and nb. */
 static size_t exact_rank(size_t na, size_t nb, double tail, double *level, int *err)
 {
@@ -338,19 +358,10 @@ int stats__hl_shift(const double *base, size_t na, const double *cand, size_t nb
 		if (err)
 			goto free_d;
 	} else {
-		double z = stats__norm_quantile(1 - (1 - conf) / 2);
-		double c = nd / 2.0 - z * sqrt(nd * (na + nb + 1.0) / 12);
-
-		k = c >= 1 ? (size_t)floor(c) : 0;
+		k = normal_rank(nd, nd * (na + nb + 1.0) / 12, conf);
 		s->level = conf;
 	}
-	if (!k || k > nd / 2 + 1) {
-		err = -EDOM;
-		s->level = 0;
-		goto free_d;
-	}
-	s->lo = d[k - 1];
-	s->hi = d[nd - k];
+	err = rank_interval(d, nd, k, s);
 free_d:
 	free(d);
 	return err;
@@ -472,19 +483,10 @@ int stats__hl_paired(const double *d, size_t n, double conf, struct stats_shift 
 		k = tail_rank(pmf, nw + 1, (1 - conf) / 2, &s->level);
 		s->exact = true;
 	} else {
-		double z = stats__norm_quantile(1 - (1 - conf) / 2);
-		double c = nw / 2.0 - z * sqrt(n * (n + 1.0) * (2 * n + 1) / 24);
-
-		k = c >= 1 ? (size_t)floor(c) : 0;
+		k = normal_rank(nw, n * (n + 1.0) * (2 * n + 1) / 24, conf);
 		s->level = conf;
 	}
-	if (!k || k > nw / 2 + 1) {
-		err = -EDOM;
-		s->level = 0;
-		goto free_w;
-	}
-	s->lo = w[k - 1];
-	s->hi = w[nw - k];
+	err = rank_interval(w, nw, k, s);
 free_w:
 	free(w);
 	return err;
