@@ -203,12 +203,36 @@ free_rows:
 
 struct ranked {
 	double v;
-	bool base;
+	bool mark;	/* U: a base value; W+: a positive difference */
 };
 
 static int cmp_ranked(const void *a, const void *b)
 {
 	return cmp_double(&((const struct ranked *)a)->v, &((const struct ranked *)b)->v);
+}
+
+/*
+ * Sorts r[n] by value; the sum of the marked values' ranks (mid-ranks for
+ * ties) and sum(t^3 - t) over the tie groups.
+ */
+static void marked_rank_sum(struct ranked *r, size_t n, double *rsum, double *tie_term)
+{
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	*rsum = 0;
+	*tie_term = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		double t;
+
+		while (j < n && r[j].v == r[i].v)
+			j++;
+		t = (double)(j - i);
+		for (size_t k = i; k < j; k++)
+			if (r[k].mark)
+				*rsum += (i + 1 + j) / 2.0;	/* ranks i+1 .. j */
+		*tie_term += t * t * t - t;
+		i = j;
+	}
 }
 
 /* Rank sum of the base sample (mid-ranks for ties) and sum(t^3 - t) over tie groups. */
@@ -224,23 +248,7 @@ static int rank_sum(const double *base, size_t na, const double *cand, size_t nb
 		r[i] = (struct ranked){ base[i], true };
 	for (size_t i = 0; i < nb; i++)
 		r[na + i] = (struct ranked){ cand[i], false };
-	qsort(r, n, sizeof(*r), cmp_ranked);
-	*rsum = 0;
-	*tie_term = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		double t, mid;
-
-		while (j < n && r[j].v == r[i].v)
-			j++;
-		t = (double)(j - i);
-		mid = (i + 1 + j) / 2.0;	/* ranks i+1 .. j */
-		for (size_t k = i; k < j; k++)
-			if (r[k].base)
-				*rsum += mid;
-		*tie_term += t * t * t - t;
-		i = j;
-	}
+	marked_rank_sum(r, n, rsum, tie_term);
 	free(r);
 	return 0;
 }
@@ -387,20 +395,10 @@ static double *w_pmf(size_t m)
 	return c;
 }
 
-struct absrank {
-	double a;
-	bool pos;
-};
-
-static int cmp_absrank(const void *x, const void *y)
-{
-	return cmp_double(&((const struct absrank *)x)->a, &((const struct absrank *)y)->a);
-}
-
 int stats__signed_rank(const double *d, size_t n, struct stats_signed_rank *r)
 {
-	struct absrank *v;
-	double ties = 0, mean, var;
+	struct ranked *v;
+	double ties, mean, var;
 	size_t m = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -411,21 +409,8 @@ int stats__signed_rank(const double *d, size_t n, struct stats_signed_rank *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (d[i] != 0)
-			v[m++] = (struct absrank){ fabs(d[i]), d[i] > 0 };
-	qsort(v, m, sizeof(*v), cmp_absrank);
-	for (size_t i = 0; i < m;) {
-		size_t j = i;
-		double t;
-
-		while (j < m && v[j].a == v[i].a)
-			j++;
-		t = (double)(j - i);
-		for (size_t k = i; k < j; k++)
-			if (v[k].pos)
-				r->w_plus += (i + 1 + j) / 2.0;
-		ties += t * t * t - t;
-		i = j;
-	}
+			v[m++] = (struct ranked){ fabs(d[i]), d[i] > 0 };
+	marked_rank_sum(v, m, &r->w_plus, &ties);
 	free(v);
 	r->n = m;
 	r->ties = ties > 0;
