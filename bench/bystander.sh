@@ -27,6 +27,16 @@
 #              the token side (tcp_recvmsg, tcp_destroy_sock) can cost anything;
 #              default 1, a page pool on the receive path as on an mlx5 host
 # BYST_OUT     where the per-run values go (default build/bench/bystander-runs)
+# BYST_SLICES=N  then, per mode, N pairs of short slices with devmemtop attached
+#              throughout, its process stopped (SIGSTOP) in one slice of a pair and
+#              running in the other, the order alternating: what the collector
+#              itself costs, paired a second apart (no attach or detach between
+#              them, so no settle time and no drift between rounds); ROUNDS may
+#              then be 0. BYST_SLICE seconds of the rr loop per slice (default 1).
+#              What the stopped process still costs (programs it left attached)
+#              is in both slices: the BPF time columns say how much that is.
+#              BYST_SLICE_STREAM seconds of the stream per slice (default 3: a
+#              1 s stream varies by +-20 % with its connection's start).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
@@ -40,8 +50,12 @@ need_root
 need_dmt
 need_cmd bpftool
 [ -x "$BYST" ] || fail "$BYST not built (make bench-assets)"
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$SECS" =~ ^[1-9][0-9]*$ ]] ||
-	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS]"
+SLICES=${BYST_SLICES:-0}
+SLICE=${BYST_SLICE:-1}
+SLICE_ST=${BYST_SLICE_STREAM:-3}
+[[ "$ROUNDS" =~ ^[0-9]+$ && "$SECS" =~ ^[1-9][0-9]*$ && "$SLICES" =~ ^[0-9]+$ &&
+   "$SLICE" =~ ^[0-9]+(\.[0-9]+)?$ && "$SLICE_ST" =~ ^[0-9]+(\.[0-9]+)?$ ]] && (( ROUNDS + SLICES > 0 )) ||
+	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS] (BYST_SLICES, BYST_SLICE: numbers)"
 
 bench_bpf_stats_on
 
@@ -74,6 +88,21 @@ _TB_PIDS+=($!)
 mkdir -p "$OUT" || fail "mkdir $OUT"
 rm -f "$OUT"/*.values "$OUT/rows"
 
+# devmemtop -m MODE on CPU 0, writing its JSON to $TMPD/dmt.json; returns
+# (in $dmt) once its first snapshot is out, i.e. attached
+dmt_start() {
+	local mode=$1 end=$((SECONDS + 60))
+	: >"$TMPD/dmt.json"
+	"${pin_dmt[@]}" "$DMT" --json -i 1s -m "$mode" >"$TMPD/dmt.json" 2>"$TMPD/dmt.err" &
+	dmt=$!
+	_TB_PIDS+=($dmt)
+	until [ -s "$TMPD/dmt.json" ]; do
+		kill -0 $dmt 2>/dev/null || fail "devmemtop -m $mode exited: $(cat "$TMPD/dmt.err")"
+		[ $SECONDS -lt $end ] || fail "devmemtop -m $mode: no snapshot in 60 s"
+		sleep 0.1
+	done
+}
+
 # one round of one mode: attach (unless off), both workloads, detach
 run_one() {
 	local mode=$1 dmt= a0= n0= a1= n1= rr st
@@ -84,17 +113,7 @@ run_one() {
 		_TB_PIDS+=($dmt)
 		a0=0 n0=0
 	elif [ "$mode" != off ]; then
-		: >"$TMPD/dmt.json"
-		"${pin_dmt[@]}" "$DMT" --json -i 1s -m "$mode" >"$TMPD/dmt.json" 2>"$TMPD/dmt.err" &
-		dmt=$!
-		_TB_PIDS+=($dmt)
-		# attached once its first snapshot is out
-		local end=$((SECONDS + 60))
-		until [ -s "$TMPD/dmt.json" ]; do
-			kill -0 $dmt 2>/dev/null || fail "devmemtop -m $mode exited: $(cat "$TMPD/dmt.err")"
-			[ $SECONDS -lt $end ] || fail "devmemtop -m $mode: no snapshot in 60 s"
-			sleep 0.1
-		done
+		dmt_start "$mode"
 		read -r a0 n0 < <(bpf_ns $dmt)
 	fi
 	# what attaching or the last detach left running (RCU callbacks, freeing) settles first
@@ -119,6 +138,30 @@ run_one() {
 	log "round $round $mode: rr $rr/s stream $((${st%.*} / 1048576)) MiB/s"
 }
 
+# The goal's verdict on BASE and CAND values, paired. compare's own
+# verdict is two-sided: "unchanged" only when the whole 95 % interval of
+# the change lies within +/-1 %. The goal is one-sided (>= 99 %): met when
+# the interval's lower end is at or above -1 %, missed when its upper end
+# is below -1 %, else undecided (compare's pairs-needed estimate says how
+# many rounds would decide).
+goal_verdict() {
+	local base=$1 cand=$2 json=$3
+	"$DMT" compare --values --paired --better higher --noise 1% --json "$json" \
+		"$base" -- "$cand" 2>&1 | sed -n 's/^values *//p'
+	python3 - "$json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["metrics"][0]
+ci = m.get("ci")
+if not ci:
+    print("  goal >= 99 %%: no interval (%s)" % m.get("verdict"))
+    sys.exit(0)
+v = "met" if ci[0] >= -1 else "missed" if ci[1] < -1 else "undecided"
+print("  goal >= 99 %%: %s (change %+.1f %%, 95 %% interval [%+.2f, %+.2f] %%%s)"
+      % (v, m["change"], ci[0], ci[1],
+         "; ~%d pairs for +/-1 %%" % m["runs_needed"] if m.get("runs_needed") else ""))
+PY
+}
+
 # Rotated every round, and run backwards every other round: a rotation
 # alone keeps each arm's predecessor (off always ran right after light's
 # detach), a bias the sham arm showed (off 16-22 % slower than sham).
@@ -131,6 +174,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	done
 done
 
+if [ "$ROUNDS" -gt 0 ]; then
 echo "bystander: $ROUNDS rounds x ${SECS}s, rr ${SIZE} B messages, stream 64 KiB reads," \
      "XDP_PASS ${BYST_XDP:-1}, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$OUT/rows" "$SECS" "${MODES[@]}" <<'PY'
@@ -159,11 +203,6 @@ for mode in modes:
               f"{runs / len(by[mode]) / secs:>8.0f}/s {per:>8.0f} {what} "
               f"{ns / (len(by[mode]) * secs * 1e9):>8.3%}")
 PY
-# The goal's verdict. compare's own verdict is two-sided: "unchanged"
-# only when the whole 95 % interval of the change lies within +/-1 %. The
-# goal is one-sided (>= 99 %): met when the interval's lower end is at or
-# above -1 %, missed when its upper end is below -1 %, else undecided
-# (compare's pairs-needed estimate says how many rounds would decide).
 # With the sham arm in BYST_MODES each mode is also judged against it (base
 # "sham"): the control shares everything with an attached arm (a process
 # pinned where devmemtop runs, started and stopped the same way) but BPF.
@@ -177,23 +216,74 @@ for mode in "${MODES[@]}"; do
 	[ "$mode" != "$base" ] || continue
 	for w in rr stream; do
 		printf '%s %s (base %s): ' "$mode" "$w" "$base"
-		"$DMT" compare --values --paired --better higher --noise 1% \
-			--json "$OUT/cmp-$w-$mode-vs-$base.json" \
-			"$OUT/$w-$base.values" -- "$OUT/$w-$mode.values" 2>&1 | sed -n 's/^values *//p'
-		python3 - "$OUT/cmp-$w-$mode-vs-$base.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))["metrics"][0]
-ci = m.get("ci")
-if not ci:
-    print("  goal >= 99 %%: no interval (%s)" % m.get("verdict"))
-    sys.exit(0)
-v = "met" if ci[0] >= -1 else "missed" if ci[1] < -1 else "undecided"
-print("  goal >= 99 %%: %s (change %+.1f %%, 95 %% interval [%+.1f, %+.1f] %%%s)"
-      % (v, m["change"], ci[0], ci[1],
-         "; ~%d rounds for +/-1 %%" % m["runs_needed"] if m.get("runs_needed") else ""))
-PY
+		goal_verdict "$OUT/$w-$base.values" "$OUT/$w-$mode.values" \
+			"$OUT/cmp-$w-$mode-vs-$base.json"
 	done
 done
 done
 echo "values per run: $OUT/{rr,stream}-MODE.values, compare's JSON: $OUT/cmp-*.json" \
      "(goal: >= 99 % of unattached in every mode)"
+fi
+
+# Slices: devmemtop attached throughout, its process stopped in one slice
+# of each pair and running in the other (stopped first in odd pairs,
+# running first in even ones, so a drift inside a pair cancels over two).
+# A stopped process runs no snapshot: the pair differs by what the
+# collector does while it runs (its snapshots, light mode's windows), a
+# second apart. Programs it left attached run in both slices: their BPF
+# time is printed per slice state, the share of the workload's time the
+# slicing cannot see.
+[ "$SLICES" -gt 0 ] || exit 0
+for mode in "${MODES[@]}"; do
+	case $mode in off|sham) continue ;; esac
+	dmt=
+	dmt_start "$mode"
+	sleep "$SETTLE"
+	for st in stopped running; do
+		for w in rr stream; do : >"$OUT/slices-$w-$mode-$st.values"; done
+		: >"$OUT/slices-bpf-$mode-$st"
+	done
+	for ((i = 1; i <= SLICES; i++)); do
+		order=(stopped running)
+		(( i % 2 )) || order=(running stopped)
+		for st in "${order[@]}"; do
+			kill -"$([ "$st" = stopped ] && echo STOP || echo CONT)" $dmt ||
+				fail "devmemtop -m $mode exited: $(cat "$TMPD/dmt.err")"
+			read -r a0 n0 < <(bpf_ns $dmt)
+			rr=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" rr $ADDR_RX $PORT "$SLICE" "$SIZE") ||
+				fail "rr: $(cat "$TMPD/srv.err")"
+			sm=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" stream $ADDR_RX $PORT "$SLICE_ST") ||
+				fail "stream: $(cat "$TMPD/srv.err")"
+			read -r a1 n1 < <(bpf_ns $dmt)
+			echo "$rr" >>"$OUT/slices-rr-$mode-$st.values"
+			echo "$sm" >>"$OUT/slices-stream-$mode-$st.values"
+			echo "$((a1 - a0)) $((n1 - n0))" >>"$OUT/slices-bpf-$mode-$st"
+		done
+	done
+	kill -CONT $dmt
+	kill -INT $dmt; wait $dmt 2>/dev/null
+	echo "bystander slices: -m $mode, $SLICES pairs, ${SLICE} s rr and ${SLICE_ST} s stream" \
+	     "a slice, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	python3 - "$OUT" "$mode" "$SLICE" "$SLICE_ST" <<'PY'
+import statistics as st, sys
+out, mode = sys.argv[1], sys.argv[2]
+secs = float(sys.argv[3]) + float(sys.argv[4])
+def vals(w, s):
+    return [float(l) for l in open(f"{out}/slices-{w}-{mode}-{s}.values")]
+for s in ("stopped", "running"):
+    b = [tuple(map(int, l.split())) for l in open(f"{out}/slices-bpf-{mode}-{s}")]
+    ns, runs = sum(x[0] for x in b), sum(x[1] for x in b)
+    print(f"  {s:<8} BPF runs {runs / len(b):.0f} a slice (rr + stream), "
+          f"{ns / (len(b) * secs * 1e9):.3%} of the workloads' time")
+for w in ("rr", "stream"):
+    a, b = vals(w, "stopped"), vals(w, "running")
+    r = [y / x for x, y in zip(a, b)]
+    print(f"  {w:<6} running/stopped: medians {st.median(b) / st.median(a):.2%}, "
+          f"per pair {min(r):.1%}..{max(r):.1%}")
+PY
+	for w in rr stream; do
+		printf '%s %s (slices, running vs stopped): ' "$mode" "$w"
+		goal_verdict "$OUT/slices-$w-$mode-stopped.values" \
+			"$OUT/slices-$w-$mode-running.values" "$OUT/cmp-slices-$w-$mode.json"
+	done
+done

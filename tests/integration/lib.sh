@@ -40,7 +40,8 @@ need_dmt() { [ -x "$DMT" ] || fail "$DMT not built (make)"; }
 
 cleanup() {
 	local p
-	for p in "${_TB_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# CONT: a stopped process (bench/bystander.sh slices) takes TERM only once running
+	for p in "${_TB_PIDS[@]}"; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	testbed_down
 	rm -rf "$TMPD"
