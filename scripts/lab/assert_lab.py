@@ -168,6 +168,8 @@ import assert_lighttok  # noqa: E402  issue 25, token side (on demand)
 SCENARIOS.update(assert_lighttok.SCENARIOS)
 import assert_lightscale  # noqa: E402  issue 25, benchmarks (on demand)
 SCENARIOS.update(assert_lightscale.SCENARIOS)
+import assert_ntf  # noqa: E402  issue 25, page-pool notifications
+SCENARIOS.update(assert_ntf.SCENARIOS)
 
 
 TAINT_TEST = 1 << 18     # 'N': a KUnit suite ran
