@@ -33,6 +33,8 @@ struct prog_state {
 	struct bpf_link *link;
 	bool wanted;		/* probe and policy said it can work */
 	bool ran;		/* attached now or once (light windows): has run stats */
+	uint64_t run_time_ns;	/* as read last (they move only while stats are on) */
+	uint64_t run_cnt;
 };
 
 struct collector {
@@ -51,6 +53,7 @@ struct collector {
 	bool nl_no_devmem;		/* this snapshot's page-pool-get listed no dmabuf pool */
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
+	bool stats_were_on;	/* at the last snapshot: its programs' stats were read */
 	enum dmt_attach_mode mode;
 	struct prog_state ps[DMT_H__COUNT];
 	struct dmt_attach_result ar;	/* what attached: availability's input */

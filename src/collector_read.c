@@ -636,15 +636,26 @@ static int bpf_stats_sysctl(struct collector *c)
 /*
  * Run time and count per program. Only programs that were ever attached
  * can have run: the others are listed without a syscall each (light mode
- * loads every program and attaches a few).
+ * loads every program and attaches a few). The kernel counts both only
+ * while kernel.bpf_stats_enabled is on (or a BPF_ENABLE_STATS fd is
+ * held): with stats off, as on most hosts, the values read last stand, so
+ * a snapshot reads them while stats are on and once after they went off,
+ * not a syscall per program every snapshot. (Stats switched on and off
+ * again between two snapshots leave their runs to the next read while on:
+ * the counts are cumulative, late but not lost.)
  */
 void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
 {
+	bool fresh;
+
 	s->bpf_stats_enabled = bpf_stats_sysctl(c) || c->stats_fd >= 0;
+	fresh = s->bpf_stats_enabled || c->stats_were_on;
+	c->stats_were_on = s->bpf_stats_enabled;
 	s->progs = calloc(DMT_H__COUNT, sizeof(*s->progs));
 	if (!s->progs)
 		return;
 	for (size_t i = 0; i < DMT_H__COUNT; i++) {
+		struct prog_state *st = &c->ps[i];
 		struct dmt_prog_stat *ps = &s->progs[s->n_progs];
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -653,11 +664,13 @@ void read_prog_stats(struct collector *c, struct dmt_snapshot *s)
 			continue;
 		snprintf(ps->name, sizeof(ps->name), "%s", dmt_hooks[i].name);
 		ps->attached = c->ar.hook[i].attached;
-		if (c->ps[i].ran &&
-		    !bpf_obj_get_info_by_fd(bpf_program__fd(c->ps[i].prog), &info, &len)) {
-			ps->run_time_ns = info.run_time_ns;
-			ps->run_cnt = info.run_cnt;
+		if (st->ran && fresh &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(st->prog), &info, &len)) {
+			st->run_time_ns = info.run_time_ns;
+			st->run_cnt = info.run_cnt;
 		}
+		ps->run_time_ns = st->run_time_ns;
+		ps->run_cnt = st->run_cnt;
 		s->n_progs++;
 	}
 }
