@@ -35,8 +35,9 @@
 #              then be 0. BYST_SLICE seconds of the rr loop per slice (default 1).
 #              What the stopped process still costs (programs it left attached)
 #              is in both slices: the BPF time columns say how much that is.
-#              BYST_SLICE_STREAM seconds of the stream per slice (default 3: a
-#              1 s stream varies by +-20 % with its connection's start).
+#              BYST_SLICE_STREAM seconds of the stream per slice (default 3; a
+#              stream's rate moves +-15-25 % between slices on this VM at 1 s and
+#              at 3 s alike: docs/tokens.md).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
@@ -55,7 +56,7 @@ SLICE=${BYST_SLICE:-1}
 SLICE_ST=${BYST_SLICE_STREAM:-3}
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$SECS" =~ ^[1-9][0-9]*$ && "$SLICES" =~ ^[0-9]+$ &&
    "$SLICE" =~ ^[0-9]+(\.[0-9]+)?$ && "$SLICE_ST" =~ ^[0-9]+(\.[0-9]+)?$ ]] && (( ROUNDS + SLICES > 0 )) ||
-	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS] (BYST_SLICES, BYST_SLICE: numbers)"
+	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS] (BYST_SLICES, BYST_SLICE, BYST_SLICE_STREAM: numbers)"
 
 bench_bpf_stats_on
 
