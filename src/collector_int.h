@@ -53,7 +53,7 @@ struct collector {
 	bool nl_no_devmem;		/* this snapshot's page-pool-get listed no dmabuf pool */
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
-	bool stats_were_on;	/* at the last snapshot: its programs' stats were read */
+	bool stats_were_on;	/* BPF stats on at the last snapshot (sysctl or stats_fd) */
 	enum dmt_attach_mode mode;
 	struct prog_state ps[DMT_H__COUNT];
 	struct dmt_attach_result ar;	/* what attached: availability's input */
