@@ -6,6 +6,12 @@
  *   bystander server ADDR PORT            serve connections until killed
  *   bystander rr ADDR PORT SECONDS SIZE   request/response: print transactions/s
  *   bystander stream ADDR PORT SECONDS    one-way stream: print bytes/s received
+ *   bystander rr-slices ADDR PORT PAIRS SECONDS SIZE PID
+ *   bystander stream-slices ADDR PORT PAIRS SECONDS PID
+ *        one connection, PAIRS pairs of SECONDS-long slices: PID stopped
+ *        (SIGSTOP) in one slice of a pair, running (SIGCONT) in the other,
+ *        stopped first in odd pairs; prints "stopped running" per pair
+ *        (transactions/s, or bytes/s sent), and leaves PID running
  *
  * A connection's first byte says what it is: 'R' (then SIZE as 4 bytes:
  * the server echoes SIZE-byte messages) or 'S' (the server reads 64 KiB at
@@ -31,7 +37,8 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: bystander server ADDR PORT | rr ADDR PORT SECONDS SIZE | "
-		"stream ADDR PORT SECONDS\n");
+		"stream ADDR PORT SECONDS | rr-slices ADDR PORT PAIRS SECONDS SIZE PID | "
+		"stream-slices ADDR PORT PAIRS SECONDS PID\n");
 	return 2;
 }
 
@@ -198,6 +205,64 @@ err:
 	return 1;
 }
 
+/*
+ * One slice of an open connection: SIZE-byte transactions (size > 0) or
+ * 64 KiB sends (size 0) for secs; the rate, or -1 on an error.
+ */
+static double slice(int s, double secs, uint32_t size)
+{
+	static char buf[MAX_MSG > STREAM_CHUNK ? MAX_MSG : STREAM_CHUNK];
+	uint64_t n = 0;
+	double t0 = now(), t;
+
+	do {
+		for (int i = 0; i < (size ? 64 : 16); i++, n++)
+			if (size ? full_io(s, buf, size, 1) || full_io(s, buf, size, 0) :
+				   full_io(s, buf, STREAM_CHUNK, 1))
+				return -1;
+		t = now();
+	} while (t - t0 < secs);
+	return (size ? n : n * STREAM_CHUNK) / (t - t0);
+}
+
+/*
+ * Pairs of slices on one connection with @pid stopped in one and running
+ * in the other: no connection set-up or slow start inside a slice, and the
+ * switch is exactly at the slice's edge.
+ */
+static int slices(struct sockaddr_in *sa, long pairs, double secs, uint32_t size, pid_t pid)
+{
+	int s = dial(sa), err = 1;
+	double v[2];
+
+	if (s < 0)
+		return 1;
+	if (size ? full_io(s, "R", 1, 1) || full_io(s, &size, 4, 1) : full_io(s, "S", 1, 1))
+		goto out;
+	for (long i = 1; i <= pairs; i++) {
+		for (int k = 0; k < 2; k++) {
+			int stopped = (k == 0) == (i % 2 == 1);
+
+			if (kill(pid, stopped ? SIGSTOP : SIGCONT)) {
+				perror("bystander kill");
+				goto out;
+			}
+			v[!stopped] = slice(s, secs, size);
+			if (v[!stopped] < 0) {
+				perror("bystander slice");
+				goto out;
+			}
+		}
+		printf("%.1f %.1f\n", v[0], v[1]);
+		fflush(stdout);
+	}
+	err = 0;
+out:
+	kill(pid, SIGCONT);
+	close(s);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa;
@@ -209,6 +274,18 @@ int main(int argc, char **argv)
 		return usage();
 	if (!strcmp(argv[1], "server") && argc == 4)
 		return server(&sa);
+	if (!strcmp(argv[1], "rr-slices") || !strcmp(argv[1], "stream-slices")) {
+		int rr_ = argv[1][0] == 'r';
+		long pairs = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
+		long pid = argc == 7 + rr_ ? strtol(argv[6 + rr_], NULL, 10) : 0;
+
+		secs = argc > 5 ? atof(argv[5]) : 0;
+		size = rr_ && argc > 6 ? strtol(argv[6], NULL, 10) : 0;
+		if (argc != 7 + rr_ || pairs <= 0 || pairs > 100000 || secs <= 0 || secs > 600 ||
+		    pid <= 1 || (rr_ && (size <= 0 || size > MAX_MSG)))
+			return usage();
+		return slices(&sa, pairs, secs, size, pid);
+	}
 	secs = argc > 4 ? atof(argv[4]) : 0;
 	if (secs <= 0 || secs > 600)
 		return usage();

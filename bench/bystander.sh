@@ -35,9 +35,9 @@
 #              then be 0. BYST_SLICE seconds of the rr loop per slice (default 1).
 #              What the stopped process still costs (programs it left attached)
 #              is in both slices: the BPF time columns say how much that is.
-#              BYST_SLICE_STREAM seconds of the stream per slice (default 3; a
-#              stream's rate moves +-15-25 % between slices on this VM at 1 s and
-#              at 3 s alike: docs/tokens.md).
+#              BYST_SLICE_STREAM seconds of the stream per slice (default 2).
+#              build/bench/bystander runs the pairs on one connection per
+#              workload and stops and continues devmemtop at each slice's edge.
 source "$(dirname "$0")/../tests/integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
@@ -53,7 +53,7 @@ need_cmd bpftool
 [ -x "$BYST" ] || fail "$BYST not built (make bench-assets)"
 SLICES=${BYST_SLICES:-0}
 SLICE=${BYST_SLICE:-1}
-SLICE_ST=${BYST_SLICE_STREAM:-3}
+SLICE_ST=${BYST_SLICE_STREAM:-2}
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$SECS" =~ ^[1-9][0-9]*$ && "$SLICES" =~ ^[0-9]+$ &&
    "$SLICE" =~ ^[0-9]+(\.[0-9]+)?$ && "$SLICE_ST" =~ ^[0-9]+(\.[0-9]+)?$ ]] && (( ROUNDS + SLICES > 0 )) ||
 	fail "usage: bench/bystander.sh [ROUNDS] [SECONDS] (BYST_SLICES, BYST_SLICE, BYST_SLICE_STREAM: numbers)"
@@ -230,57 +230,55 @@ fi
 # of each pair and running in the other (stopped first in odd pairs,
 # running first in even ones, so a drift inside a pair cancels over two).
 # A stopped process runs no snapshot: the pair differs by what the
-# collector does while it runs (its snapshots, light mode's windows), a
-# second apart. Programs it left attached run in both slices: their BPF
-# time is printed per slice state, the share of the workload's time the
-# slicing cannot see.
+# collector does while it runs (its snapshots, light mode's windows).
+# build/bench/bystander switches the process itself at each slice's edge,
+# on one connection per workload (a connection per slice, as first done,
+# put its set-up and slow start in every slice: +-15-25 % per 3 s stream
+# slice against +-5-10 % on one connection). Programs it left attached run
+# in both slices: their BPF time over each block is printed, the share of
+# the workload's time the slicing cannot see.
 [ "$SLICES" -gt 0 ] || exit 0
 for mode in "${MODES[@]}"; do
 	case $mode in off|sham) continue ;; esac
 	dmt=
 	dmt_start "$mode"
 	sleep "$SETTLE"
-	for st in stopped running; do
-		for w in rr stream; do : >"$OUT/slices-$w-$mode-$st.values"; done
-		: >"$OUT/slices-bpf-$mode-$st"
-	done
-	for ((i = 1; i <= SLICES; i++)); do
-		order=(stopped running)
-		(( i % 2 )) || order=(running stopped)
-		for st in "${order[@]}"; do
-			kill -"$([ "$st" = stopped ] && echo STOP || echo CONT)" $dmt ||
-				fail "devmemtop -m $mode exited: $(cat "$TMPD/dmt.err")"
-			read -r a0 n0 < <(bpf_ns $dmt)
-			rr=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" rr $ADDR_RX $PORT "$SLICE" "$SIZE") ||
-				fail "rr: $(cat "$TMPD/srv.err")"
-			sm=$("${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" stream $ADDR_RX $PORT "$SLICE_ST") ||
-				fail "stream: $(cat "$TMPD/srv.err")"
-			read -r a1 n1 < <(bpf_ns $dmt)
-			echo "$rr" >>"$OUT/slices-rr-$mode-$st.values"
-			echo "$sm" >>"$OUT/slices-stream-$mode-$st.values"
-			echo "$((a1 - a0)) $((n1 - n0))" >>"$OUT/slices-bpf-$mode-$st"
-		done
+	: >"$OUT/slices-bpf-$mode"
+	for w in rr stream; do
+		read -r a0 n0 < <(bpf_ns $dmt)
+		t0=$EPOCHREALTIME
+		if [ $w = rr ]; then
+			"${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" rr-slices $ADDR_RX $PORT \
+				"$SLICES" "$SLICE" "$SIZE" $dmt >"$OUT/slices-$w-$mode.pairs" ||
+				fail "rr slices: $(cat "$TMPD/srv.err")"
+		else
+			"${pin_tr[@]}" ip netns exec "$NS_TX" "$BYST" stream-slices $ADDR_RX $PORT \
+				"$SLICES" "$SLICE_ST" $dmt >"$OUT/slices-$w-$mode.pairs" ||
+				fail "stream slices: $(cat "$TMPD/srv.err")"
+		fi
+		read -r a1 n1 < <(bpf_ns $dmt)
+		echo "$w $((a1 - a0)) $((n1 - n0)) $t0 $EPOCHREALTIME" >>"$OUT/slices-bpf-$mode"
+		cut -d' ' -f1 "$OUT/slices-$w-$mode.pairs" >"$OUT/slices-$w-$mode-stopped.values"
+		cut -d' ' -f2 "$OUT/slices-$w-$mode.pairs" >"$OUT/slices-$w-$mode-running.values"
 	done
 	kill -CONT $dmt
 	kill -INT $dmt; wait $dmt 2>/dev/null
 	echo "bystander slices: -m $mode, $SLICES pairs, ${SLICE} s rr and ${SLICE_ST} s stream" \
 	     "a slice, load $(cut -d' ' -f1-3 /proc/loadavg)"
-	python3 - "$OUT" "$mode" "$SLICE" "$SLICE_ST" <<'PY'
+	python3 - "$OUT" "$mode" <<'PY'
 import statistics as st, sys
 out, mode = sys.argv[1], sys.argv[2]
-secs = float(sys.argv[3]) + float(sys.argv[4])
-def vals(w, s):
-    return [float(l) for l in open(f"{out}/slices-{w}-{mode}-{s}.values")]
-for s in ("stopped", "running"):
-    b = [tuple(map(int, l.split())) for l in open(f"{out}/slices-bpf-{mode}-{s}")]
-    ns, runs = sum(x[0] for x in b), sum(x[1] for x in b)
-    print(f"  {s:<8} BPF runs {runs / len(b):.0f} a slice (rr + stream), "
-          f"{ns / (len(b) * secs * 1e9):.3%} of the workloads' time")
+bpf = {l.split()[0]: l.split()[1:] for l in open(f"{out}/slices-bpf-{mode}")}
 for w in ("rr", "stream"):
-    a, b = vals(w, "stopped"), vals(w, "running")
-    r = [y / x for x, y in zip(a, b)]
+    p = [tuple(map(float, l.split())) for l in open(f"{out}/slices-{w}-{mode}.pairs")]
+    a, b = [x for x, _ in p], [y for _, y in p]
+    r = sorted(y / x for x, y in p)
+    ns, runs = int(bpf[w][0]), int(bpf[w][1])
+    secs = float(bpf[w][3]) - float(bpf[w][2])
     print(f"  {w:<6} running/stopped: medians {st.median(b) / st.median(a):.2%}, "
-          f"per pair {min(r):.1%}..{max(r):.1%}")
+          f"per pair {r[0]:.1%}..{r[-1]:.1%} (middle 90 % {r[len(r) // 20]:.1%}.."
+          f"{r[-1 - len(r) // 20]:.1%}); BPF over the block: {runs / secs:.0f} runs/s, "
+          f"{ns / (secs * 1e9):.3%} of its time")
 PY
 	for w in rr stream; do
 		printf '%s %s (slices, running vs stopped): ' "$mode" "$w"
