@@ -21,16 +21,12 @@ import json
 import os
 import re
 
-from labcheck import json_lines as lines, read
+from labcheck import json_lines as lines, kv, read
 
 VV = re.compile(r"iter/tcp: (\d+) TCP sockets, (\d+) holding (\d+) tokens; read (\d+) us "
                 r"\(its BPF (\d+) us\), count (\d+) us(.*)")
 TOKEN_PROGS = ("tok_tp_recv", "tok_tp_dontneed", "tok_tp_release", "tok_recvmsg_exit",
                "tok_recvmsg_entry", "tok_cmsg_exit", "tok_destroy")
-
-
-def kv(text):
-    return dict(x.split("=", 1) for x in (text or "").split() if "=" in x)
 
 
 def binding(snap, bid):

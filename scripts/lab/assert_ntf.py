@@ -16,11 +16,7 @@ page-pool notification locates a listed pool in light mode.
 """
 import os
 
-from labcheck import json_lines as lines, read
-
-
-def kv(text):
-    return dict(x.split("=", 1) for x in (text or "").split() if "=" in x)
+from labcheck import json_lines as lines, kv, read
 
 
 def scenario_ntf(c, d):

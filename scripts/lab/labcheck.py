@@ -48,6 +48,11 @@ def read(path, default=None):
         return default
 
 
+def kv(text):
+    """key=value words of text as a dict (other words ignored)."""
+    return dict(x.split("=", 1) for x in (text or "").split() if "=" in x)
+
+
 def json_lines(d, f):
     """Every line of d/f as JSON, None for a line that is not (a snapshot
     cut short when its writer was stopped); [] if the file is missing."""
