@@ -146,63 +146,22 @@ static int dial(struct sockaddr_in *sa)
 	return -1;
 }
 
-static int rr(struct sockaddr_in *sa, double secs, uint32_t size)
+/*
+ * A connection of the given kind: SIZE-byte request/response (size > 0),
+ * or a stream (size 0); -1 on an error (said).
+ */
+static int open_conn(struct sockaddr_in *sa, uint32_t size)
 {
-	static char buf[MAX_MSG];
-	uint64_t n = 0;
-	double t0, t;
 	int s = dial(sa);
 
 	if (s < 0)
-		return 1;
-	if (full_io(s, "R", 1, 1) || full_io(s, &size, 4, 1))
-		goto err;
-	t0 = now();
-	do {
-		for (int i = 0; i < 64; i++, n++)
-			if (full_io(s, buf, size, 1) || full_io(s, buf, size, 0))
-				goto err;
-		t = now();
-	} while (t - t0 < secs);
-	printf("%.1f\n", n / (t - t0));
-	close(s);
-	return 0;
-err:
-	perror("bystander rr");
-	close(s);
-	return 1;
-}
-
-static int stream(struct sockaddr_in *sa, double secs)
-{
-	static char buf[STREAM_CHUNK];
-	uint64_t got = 0;
-	double t0, t;
-	int s = dial(sa);
-
-	if (s < 0)
-		return 1;
-	if (full_io(s, "S", 1, 1))
-		goto err;
-	t0 = now();
-	do {
-		for (int i = 0; i < 16; i++)
-			if (full_io(s, buf, sizeof(buf), 1))
-				goto err;
-		t = now();
-	} while (t - t0 < secs);
-	/* the receiver's count, once it has read everything */
-	shutdown(s, SHUT_WR);
-	if (full_io(s, &got, sizeof(got), 0))
-		goto err;
-	t = now();
-	printf("%.0f\n", got / (t - t0));
-	close(s);
-	return 0;
-err:
-	perror("bystander stream");
-	close(s);
-	return 1;
+		return -1;
+	if (size ? full_io(s, "R", 1, 1) || full_io(s, &size, 4, 1) : full_io(s, "S", 1, 1)) {
+		perror("bystander hello");
+		close(s);
+		return -1;
+	}
+	return s;
 }
 
 /*
@@ -225,6 +184,45 @@ static double slice(int s, double secs, uint32_t size)
 	return (size ? n : n * STREAM_CHUNK) / (t - t0);
 }
 
+static int rr(struct sockaddr_in *sa, double secs, uint32_t size)
+{
+	int s = open_conn(sa, size);
+	double v;
+
+	if (s < 0)
+		return 1;
+	v = slice(s, secs, size);
+	if (v < 0)
+		perror("bystander rr");
+	else
+		printf("%.1f\n", v);
+	close(s);
+	return v < 0;
+}
+
+/* bytes/s as the receiver counted them, once it has read everything */
+static int stream(struct sockaddr_in *sa, double secs)
+{
+	uint64_t got = 0;
+	int s = open_conn(sa, 0), err = 1;
+	double t0 = now();
+
+	if (s < 0)
+		return 1;
+	if (slice(s, secs, 0) < 0)
+		goto out;
+	shutdown(s, SHUT_WR);
+	if (full_io(s, &got, sizeof(got), 0))
+		goto out;
+	printf("%.0f\n", got / (now() - t0));
+	err = 0;
+out:
+	if (err)
+		perror("bystander stream");
+	close(s);
+	return err;
+}
+
 /*
  * Pairs of slices on one connection with @pid stopped in one and running
  * in the other: no connection set-up or slow start inside a slice, and the
@@ -232,13 +230,11 @@ static double slice(int s, double secs, uint32_t size)
  */
 static int slices(struct sockaddr_in *sa, long pairs, double secs, uint32_t size, pid_t pid)
 {
-	int s = dial(sa), err = 1;
+	int s = open_conn(sa, size), err = 1;
 	double v[2];
 
 	if (s < 0)
 		return 1;
-	if (size ? full_io(s, "R", 1, 1) || full_io(s, &size, 4, 1) : full_io(s, "S", 1, 1))
-		goto out;
 	for (long i = 1; i <= pairs; i++) {
 		for (int k = 0; k < 2; k++) {
 			int stopped = (k == 0) == (i % 2 == 1);
