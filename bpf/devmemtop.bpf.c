@@ -29,27 +29,12 @@ const volatile bool binding_free_takes_work = false;
 /* devmem tracepoints attached: they own the binding counters */
 const volatile bool use_devmem_tp = false;
 /*
- * Light mode with the devmem_alloc tracepoint: a devmem pool's refill batch
+ * Light mode with the devmem_alloc tracepoint, the devmem mode with it or
+ * with fexit/mp_dmabuf_devmem_alloc_netmems: a devmem pool's refill batch
  * is the niov count of one provider call (exact, one event per refill), and
  * that call locates the pool; the sampling windows leave devmem pools alone.
  */
 const volatile bool light_devmem_refill = false;
-/*
- * --pools devmem (issue 25): the per-page programs return at once for a
- * page (not a net_iov: a pool of pages), except while user space opens a
- * locate window (pools_locate_all = 1) to find such pools by address and
- * sample their refill batches; their counters are read at snapshot time.
- */
-const volatile bool pools_devmem_only = false;
-__u32 pools_locate_all = 0;
-
-/* --pools devmem: nothing more to do for this netmem */
-static __always_inline bool pools_skip(netmem_ref netmem)
-{
-	return pools_devmem_only && !(netmem & NET_IOV_BIT) &&
-	       !*(volatile __u32 *)&pools_locate_all;
-}
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DMT_MAX_POOLS);
@@ -348,8 +333,6 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 	struct dmt_pool *v;
 	__u32 n;
 
-	if (pools_skip(netmem))
-		return 0;
 	v = pool_find(pool);
 	if (!v) {
 		v = pool_new(pool, hold, 0, true);
@@ -414,8 +397,6 @@ int BPF_PROG(pp_release, const struct page_pool *pool, netmem_ref netmem, __u32 
 {
 	struct dmt_pool *v;
 
-	if (pools_skip(netmem))
-		return 0;
 	v = pool_find(pool);
 	if (!v) {
 		pool_new(pool, 0, release, false);
@@ -498,6 +479,15 @@ static long chunk_step(__u64 i, struct chunk_walk *w)
 	w->avail += BPF_CORE_READ(c, avail.counter);
 	w->pos = next;
 	return 0;
+}
+
+/* A TX binding (bind-tx)? Kernels without the field have RX bindings only. */
+static __always_inline bool binding_is_tx(struct net_devmem_dmabuf_binding *b)
+{
+	struct net_devmem_dmabuf_binding___tx *t = (void *)b;
+
+	return bpf_core_field_exists(t->direction) &&
+	       BPF_CORE_READ(t, direction) == DMA_TO_DEVICE;
 }
 
 static __always_inline __u32 binding_niov_shift(struct net_devmem_dmabuf_binding *b)
@@ -611,6 +601,8 @@ static __noinline struct dmt_binding *binding_get(struct net_devmem_dmabuf_bindi
 		v->ifindex = dev ? BPF_CORE_READ(dev, ifindex) : 0;
 		v->dmabuf_size = dmabuf ? BPF_CORE_READ(dmabuf, size) : 0;
 		v->niov_size = 1U << binding_niov_shift(b);
+		if (binding_is_tx(b))
+			v->flags |= DMT_BIND_TX;
 	}
 	return v;
 }
@@ -658,8 +650,9 @@ int BPF_PROG(unbind_entry, struct net_devmem_dmabuf_binding *b)
 	if (!v)
 		return 0;
 	v->unbind_ns = bpf_ktime_get_ns();
-	v->flags |= DMT_BIND_UNBOUND;
 	v->out_at_unbind = binding_outstanding(b, v);
+	/* the flag last: see binding_free_entry */
+	__sync_fetch_and_or(&v->flags, DMT_BIND_UNBOUND);
 	emit(DMT_EV_BIND_UNBIND, (__u64)b, v->id, v->ifindex, v->out_at_unbind, 0, 0);
 	return 0;
 }
@@ -678,8 +671,15 @@ int BPF_PROG(binding_free_entry, void *arg)
 	if (!v)
 		return 0;
 	v->free_ns = bpf_ktime_get_ns();
-	v->flags |= DMT_BIND_FREED;
 	v->out_at_free = binding_outstanding(b, v);
+	/*
+	 * The flag last, after the figures it makes final: a snapshot that
+	 * sees FREED reports the binding once and deletes its entry, so one
+	 * that came while the walk ran (tens of ms for a gen_pool of
+	 * thousands of chunks under the lab's TCG) reported leaked_at_free
+	 * unknown and dropped the value written after it.
+	 */
+	__sync_fetch_and_or(&v->flags, DMT_BIND_FREED);
 	binding_forget((__u64)b);
 	emit(DMT_EV_BIND_FREE, (__u64)b, v->id, v->ifindex, v->out_at_free, v->total_niovs, 0);
 	return 0;
@@ -703,6 +703,26 @@ static __always_inline void pool_batch_close(const struct page_pool *pool)
 	}
 }
 
+/*
+ * The devmem mode (light mode with devmem_alloc): one provider call is one
+ * refill of n niovs, and the call locates the pool, with no program on the
+ * per-page tracepoints. The full mode's pp_hold sees the same refill as n
+ * holds with pool->alloc.count 1..n (0 for a single niov).
+ */
+static __always_inline void provider_refill(const struct page_pool *pool, __u32 n)
+{
+	struct dmt_pool *pv = pool_find(pool);
+
+	if (!pv)
+		pv = pool_new(pool, BPF_CORE_READ(pool, pages_state_hold_cnt), 0, true);
+	if (!pv)
+		return;
+	/* a provider hands out net_iovs only: the holds are niovs */
+	note_kind(pv, NET_IOV_BIT);
+	if (n)
+		batch_add(&pv->refill, n);
+}
+
 SEC("fentry/mp_dmabuf_devmem_alloc_netmems")
 int BPF_PROG(mp_alloc_entry)
 {
@@ -713,16 +733,24 @@ int BPF_PROG(mp_alloc_entry)
 	return 0;
 }
 
+/*
+ * Every fexit program here reads its return value with bpf_get_func_ret(),
+ * never as the argument after the last one it names: a kernel that adds or
+ * drops an argument (tcp_recvmsg lost addr_len in 7.x) moves the return
+ * value, and a positional read is then refused by the verifier or, worse,
+ * reads an argument.
+ */
 SEC("fexit/mp_dmabuf_devmem_alloc_netmems")
-int BPF_PROG(mp_alloc_exit, struct page_pool *pool, unsigned int gfp, netmem_ref ret)
+int BPF_PROG(mp_alloc_exit, struct page_pool *pool)
 {
 	__u64 tid = bpf_get_current_pid_tgid();
 	struct net_devmem_dmabuf_binding *b;
 	__u64 now = bpf_ktime_get_ns();
 	struct dmt_binding *v;
-	__u64 *start, delta = 0;
+	__u64 *start, delta = 0, ret = 0;
 	__u32 n;
 
+	bpf_get_func_ret(ctx, &ret);
 	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
 	pool_batch_close(pool);
 	start = bpf_map_lookup_elem(&call_start, &tid);
@@ -750,6 +778,8 @@ int BPF_PROG(mp_alloc_exit, struct page_pool *pool, unsigned int gfp, netmem_ref
 	if (!use_devmem_tp) {
 		__sync_fetch_and_add(&v->alloc_calls, 1);
 		__sync_fetch_and_add(&v->alloc_niovs, n);
+		if (light_devmem_refill)
+			provider_refill(pool, n);
 	}
 	if (start) {
 		log2_add(&v->alloc_lat, delta);
@@ -853,12 +883,13 @@ static __always_inline int binding_end(const void *binding, __u32 id, __u32 free
 		binding_forget((__u64)binding);
 		v->free_ns = bpf_ktime_get_ns();
 		v->out_at_free = out;
-		v->flags |= DMT_BIND_FREED;
+		/* the flag after the figures (binding_free_entry) */
+		__sync_fetch_and_or(&v->flags, DMT_BIND_FREED);
 		emit(DMT_EV_BIND_FREE, (__u64)binding, id, v->ifindex, out, total, 0);
 	} else {
 		v->unbind_ns = bpf_ktime_get_ns();
 		v->out_at_unbind = out;
-		v->flags |= DMT_BIND_UNBOUND;
+		__sync_fetch_and_or(&v->flags, DMT_BIND_UNBOUND);
 		emit(DMT_EV_BIND_UNBIND, (__u64)binding, id, v->ifindex, out, total, 0);
 	}
 	return 0;
@@ -896,12 +927,7 @@ int BPF_PROG(dm_alloc, const struct page_pool *pool,
 	v->free_niovs_tp = free_niovs;
 	cnt_inc(DMT_CNT_PROVIDER_CALLS, 1);
 	if (light_devmem_refill && pool) {
-		struct dmt_pool *pv = pool_find(pool);
-
-		if (!pv)
-			pv = pool_new(pool, BPF_CORE_READ(pool, pages_state_hold_cnt), 0, true);
-		if (pv && count)
-			batch_add(&pv->refill, count);
+		provider_refill(pool, count);
 	} else if (pool) {
 		pool_batch_close(pool);
 	}
@@ -944,6 +970,160 @@ int BPF_PROG(dm_dontneed, const void *sk, __u32 nr_ranges, __u32 nr_frags, __u32
 {
 	cnt_inc(DMT_CNT_DONTNEED_CALLS, 1);
 	cnt_inc(DMT_CNT_DONTNEED_TOKENS, nr_freed);
+	return 0;
+}
+
+/* ---- devmem TX ------------------------------------------------------------ */
+
+/*
+ * A TX binding (bind-tx) is sent from: sendmsg with SCM_DEVMEM_DMABUF names
+ * it by id (net_devmem_get_binding, once per call), each iov is an offset
+ * into its dma-buf (net_devmem_get_niov_at: NULL past its end), the frags
+ * go into skbs (skb_zerocopy_iter_stream: the bytes it added), and every
+ * skb frag on a niov holds a reference (net_devmem_get_net_iov/_put_net_iov)
+ * until the skb is freed, after the NIC read it. Per binding: calls, bytes,
+ * refused sends, references taken and dropped, and per niov the time from
+ * its first reference to its last (tx_refs; a niov whose last reference
+ * drops while another CPU takes a new one may lose that new one's time:
+ * counted in DMT_CNT_TX_REF_LOST, as a full map is). All fentry/fexit: the
+ * TX path has no tracepoints; loaded only where the kernel has devmem TX.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_TX_REFS);
+	__type(key, __u64);		/* the niov's address */
+	__type(value, struct dmt_tx_ref);
+} tx_refs SEC(".maps");
+
+/* the TX binding @id as the tool knows it, or NULL */
+static __always_inline struct dmt_binding *tx_binding(__u32 id)
+{
+	struct dmt_binding *v = bpf_map_lookup_elem(&bindings, &id);
+
+	return v && (v->flags & DMT_BIND_TX) ? v : NULL;
+}
+
+SEC("fexit/net_devmem_get_binding")
+int BPF_PROG(tx_bind_exit, void *sk, unsigned int dmabuf_id)
+{
+	struct net_devmem_dmabuf_binding *b;
+	struct dmt_binding *v;
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	if (ret && !IS_ERR_PTR(ret)) {
+		b = (void *)ret;
+		v = binding_get(b, BPF_CORE_READ(b, id));
+		if (v)
+			__sync_fetch_and_add(&v->tx_sendmsg, 1);
+		return 0;
+	}
+	/* refused: no TX binding of that id, or a route to another device */
+	v = tx_binding(dmabuf_id);
+	if (v)
+		__sync_fetch_and_add(&v->tx_errors, 1);
+	else
+		cnt_inc(DMT_CNT_TX_NO_BINDING, 1);
+	return 0;
+}
+
+SEC("fexit/net_devmem_get_niov_at")
+int BPF_PROG(tx_niov_at_exit, struct net_devmem_dmabuf_binding *b)
+{
+	struct dmt_binding *v;
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	if (ret || !b)
+		return 0;
+	/* an iov offset past the end of the dma-buf: the send fails */
+	v = tx_binding(BPF_CORE_READ(b, id));
+	if (v)
+		__sync_fetch_and_add(&v->tx_errors, 1);
+	return 0;
+}
+
+SEC("fexit/skb_zerocopy_iter_stream")
+int BPF_PROG(tx_iter_exit)
+{
+	struct net_devmem_dmabuf_binding *b;
+	struct dmt_binding *v;
+	__u64 arg = 0, ret = 0;
+
+	/* the binding is the sixth argument on devmem TX kernels */
+	if (bpf_get_func_arg(ctx, 5, &arg) || !arg)
+		return 0;
+	bpf_get_func_ret(ctx, &ret);
+	if ((long)(int)ret <= 0)
+		return 0;
+	b = (void *)arg;
+	v = tx_binding(BPF_CORE_READ(b, id));
+	if (v)
+		__sync_fetch_and_add(&v->tx_bytes, (int)ret);
+	return 0;
+}
+
+/* the binding of a TX niov, by its chunk owner */
+static __always_inline struct dmt_binding *tx_niov_binding(struct net_iov___tx *niov)
+{
+	struct dmabuf_genpool_chunk_owner___tx *o;
+	struct net_devmem_dmabuf_binding *b;
+	struct net_iov_area___tx *area;
+
+	area = BPF_CORE_READ(niov, owner);
+	if (!area)
+		return NULL;
+	o = (void *)((char *)area - bpf_core_field_offset(struct dmabuf_genpool_chunk_owner___tx, area));
+	b = BPF_CORE_READ(o, binding);
+	return b ? tx_binding(BPF_CORE_READ(b, id)) : NULL;
+}
+
+SEC("fentry/net_devmem_get_net_iov")
+int BPF_PROG(tx_ref_get, struct net_iov___tx *niov)
+{
+	struct dmt_binding *v = tx_niov_binding(niov);
+	struct dmt_tx_ref ref = {}, *r;
+	__u64 key = (__u64)niov;
+
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->tx_refs_taken, 1);
+	r = bpf_map_lookup_elem(&tx_refs, &key);
+	if (!r) {
+		ref.first_ns = bpf_ktime_get_ns();
+		ref.refs = 1;
+		ref.binding_id = v->id;
+		if (!bpf_map_update_elem(&tx_refs, &key, &ref, BPF_NOEXIST))
+			return 0;
+		r = bpf_map_lookup_elem(&tx_refs, &key);	/* another CPU made it */
+		if (!r) {
+			cnt_inc(DMT_CNT_TX_REF_LOST, 1);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&r->refs, 1);
+	return 0;
+}
+
+SEC("fentry/net_devmem_put_net_iov")
+int BPF_PROG(tx_ref_put, struct net_iov___tx *niov)
+{
+	struct dmt_binding *v = tx_niov_binding(niov);
+	__u64 key = (__u64)niov;
+	struct dmt_tx_ref *r;
+
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->tx_refs_dropped, 1);
+	r = bpf_map_lookup_elem(&tx_refs, &key);
+	if (!r) {
+		cnt_inc(DMT_CNT_TX_REF_LOST, 1);
+		return 0;
+	}
+	if (__sync_fetch_and_add(&r->refs, -1) != 1)
+		return 0;
+	log2_add(&v->tx_ref_time, bpf_ktime_get_ns() - r->first_ns);
+	bpf_map_delete_elem(&tx_refs, &key);
 	return 0;
 }
 
@@ -1325,14 +1505,16 @@ int BPF_PROG(tok_recvmsg_entry, void *sk, void *msg, __u64 len, int flags)
 }
 
 SEC("fexit/tcp_recvmsg")
-int BPF_PROG(tok_recvmsg_exit, void *sk, void *msg, __u64 len, int flags, int *addr_len,
-	     int ret)
+int BPF_PROG(tok_recvmsg_exit, void *sk, void *msg, __u64 len, int flags)
 {
 	struct dmt_binding *b;
 	struct dmt_tok_stats *st;
 	struct tok_recv *r;
-	__u64 tid;
+	__u64 tid, rv = 0;
+	int ret;
 
+	bpf_get_func_ret(ctx, &rv);	/* 6.12: ctx[5], 7.x: ctx[4] (no addr_len) */
+	ret = (int)rv;
 	if (!(flags & DMT_MSG_SOCK_DEVMEM))
 		return 0;
 	tid = bpf_get_current_pid_tgid();
@@ -1352,12 +1534,16 @@ int BPF_PROG(tok_recvmsg_exit, void *sk, void *msg, __u64 len, int flags, int *a
 
 /* The fallback's hand-out: one SO_DEVMEM_DMABUF cmsg written = one token. */
 SEC("fexit/put_cmsg_notrunc")
-int BPF_PROG(tok_cmsg_exit, void *msg, int level, int type, int len, void *data, int ret)
+int BPF_PROG(tok_cmsg_exit, void *msg, int level, int type, int len, void *data)
 {
 	__u64 tid = bpf_get_current_pid_tgid();
 	struct { __u64 frag_offset; __u32 frag_size, frag_token, dmabuf_id, flags; } dc;
 	struct tok_recv *r;
+	__u64 rv = 0;
+	int ret;
 
+	bpf_get_func_ret(ctx, &rv);
+	ret = (int)rv;
 	if (ret || level != DMT_SOL_SOCKET || type != DMT_SO_DEVMEM_DMABUF)
 		return 0;
 	r = bpf_map_lookup_elem(&tok_recv_tid, &tid);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Types shared by the BPF programs (devmemtop.bpf.c) and the collector
- * (src/collector.c). Plain __u32/__u64 only: this header is compiled both
+ * (src/collector/). Plain __u32/__u64 only: this header is compiled both
  * for -target bpf and for the host.
  */
 #ifndef DEVMEMTOP_H
@@ -92,6 +92,8 @@ enum dmt_binding_flags {
 	 */
 	DMT_BIND_TOK_AUTORELEASE = 1 << 4,
 	DMT_BIND_TOK_MANUAL	= 1 << 5,
+	/* a TX binding (binding->direction DMA_TO_DEVICE: bind-tx, 6.14+) */
+	DMT_BIND_TX		= 1 << 6,
 };
 
 /* One devmem dmabuf binding, keyed by binding id. */
@@ -123,7 +125,26 @@ struct dmt_binding {
 	__u64 tok_lost;		/* not tracked: the token map was full */
 	__u64 rx_bytes;		/* returned by recvmsg calls that handed out its tokens */
 	__u64 tok_drained;	/* without autorelease: abandoned, drained at unbind */
+	/* devmem TX (bpf/ TX section): a TX binding's sends, since attach */
+	__u64 tx_sendmsg;	/* sendmsg calls with SCM_DEVMEM_DMABUF that found it */
+	__u64 tx_bytes;		/* bytes those calls put into skbs */
+	__u64 tx_errors;	/* sends it refused: an offset past the dma-buf, a route
+				 * to another device */
+	__u64 tx_refs_taken;	/* references skbs took on its niovs */
+	__u64 tx_refs_dropped;	/* and dropped */
+	struct dmt_log2_hist tx_ref_time;	/* per niov: first reference to last */
 };
+
+/*
+ * A TX niov while skbs reference it (tx_refs, keyed by its address): how
+ * many references, since when, and its binding.
+ */
+struct dmt_tx_ref {
+	__u64 first_ns;
+	__u32 refs;
+	__u32 binding_id;
+};
+#define DMT_MAX_TX_REFS		65536
 
 /* Result of the on-demand binding walk (walk_binding program). */
 struct dmt_walk {
@@ -188,6 +209,8 @@ enum dmt_counter {
 	DMT_CNT_DONTNEED_CALLS,
 	DMT_CNT_PROVIDER_CALLS,
 	DMT_CNT_LAT_MISSED,
+	DMT_CNT_TX_NO_BINDING,	/* devmem sends naming no TX binding of this device */
+	DMT_CNT_TX_REF_LOST,	/* TX niov references not timed (map full, or unmatched) */
 	DMT_CNT__MAX,
 };
 

@@ -162,6 +162,25 @@ struct net_devmem_dmabuf_binding___niov_shift {
 };
 
 /*
+ * Devmem TX: a binding's DMA direction, DMA_TO_DEVICE for a TX binding
+ * made by bind-tx, DMA_FROM_DEVICE for RX. Upstream "net: devmem:
+ * Implement TX path" (6.14); absent in the 6.12.117 base, where every
+ * binding is RX. Declared as the enum it is: libbpf finds no field whose
+ * local type is an int and the kernel's an enum (the kinds must match),
+ * and would report the field missing on every kernel.
+ */
+enum dma_data_direction {
+	DMA_BIDIRECTIONAL = 0,
+	DMA_TO_DEVICE = 1,
+	DMA_FROM_DEVICE = 2,
+	DMA_NONE = 3,
+};
+
+struct net_devmem_dmabuf_binding___tx {
+	enum dma_data_direction direction;
+};
+
+/*
  * __net_devmem_dmabuf_binding_free() takes a work_struct since upstream
  * moved the binding's final free to a workqueue (after 6.12: the 6.12.117
  * base still passes the binding; subject not recorded here). container_of()
@@ -175,6 +194,29 @@ struct work_struct {
 
 struct net_devmem_dmabuf_binding___unbind_w {
 	struct work_struct unbind_w;
+};
+
+/*
+ * Devmem TX (upstream "net: devmem: Implement TX path", 6.14; not in the
+ * 6.12.117 base): skbs take and drop references on a TX binding's niovs
+ * with net_devmem_get_net_iov()/net_devmem_put_net_iov(). A niov's owner
+ * is a struct net_iov_area, the first member of its chunk owner, which
+ * names the binding (upstream "net: add helpers for netmem ...
+ * net_iov_area", after 6.12). Read only on kernels with devmem TX
+ * (collector_probe.c: the TX hooks load there only). Flavours: the
+ * other BPF objects declare these types for their own kernels.
+ */
+struct net_iov_area___tx {
+	unsigned long base_virtual;
+};
+
+struct net_iov___tx {
+	struct net_iov_area___tx *owner;
+};
+
+struct dmabuf_genpool_chunk_owner___tx {
+	struct net_iov_area___tx area;
+	struct net_devmem_dmabuf_binding *binding;
 };
 
 #pragma clang attribute pop

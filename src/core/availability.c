@@ -88,30 +88,15 @@ static void pool_availability(const struct dmt_attach_result *r, struct dmt_avai
 		  why_not(r, att(r, DMT_H_PP_HOLD) ? DMT_H_PP_RELEASE : DMT_H_PP_HOLD));
 	set_avail(&av[DMT_M_POOL_REFILL], att(r, DMT_H_PP_HOLD),
 		  "pool->alloc.count at page_pool_state_hold", why_not(r, DMT_H_PP_HOLD));
-	if (!r->pools_devmem)
-		return;
-	/*
-	 * --pools devmem: pools of pages are read from their own counters at
-	 * snapshot time (still exact) and their refills sampled in windows
-	 */
-	if (av[DMT_M_POOL_HOLDS].available)
-		snprintf(av[DMT_M_POOL_HOLDS].source, sizeof(av[0].source),
-			 "devmem: per niov; pages: pool counters at snapshot");
-	if (av[DMT_M_POOL_RELEASES].available)
-		snprintf(av[DMT_M_POOL_RELEASES].source, sizeof(av[0].source),
-			 "devmem: per niov; pages: pool counters at snapshot");
-	if (av[DMT_M_POOL_REFILL].available) {
-		av[DMT_M_POOL_REFILL].sampled = true;
-		snprintf(av[DMT_M_POOL_REFILL].source, sizeof(av[0].source),
-			 "devmem exact; pages: %llums every %llums",
-			 (unsigned long long)(r->window_ns / 1000000),
-			 (unsigned long long)(r->period_ns / 1000000));
-	}
 }
 
 /*
- * Page pool metrics, light mode: exact where read at snapshot time, sampled
- * where they come from the per-page tracepoints inside the sampling windows.
+ * Page pool metrics, light and devmem modes: exact where read at snapshot
+ * time, sampled where they come from the per-page tracepoints inside the
+ * sampling windows. Both modes count a devmem pool's refills at the
+ * provider call (exact: the devmem_alloc tracepoint, else the provider's
+ * fexit); where no provider hook attached, those are sampled like a pool
+ * of pages', and the source says so.
  */
 static void pool_availability_light(const struct dmt_attach_result *r,
 				    struct dmt_availability *av)
@@ -127,6 +112,14 @@ static void pool_availability_light(const struct dmt_attach_result *r,
 	set_avail(&av[DMT_M_POOL_INFLIGHT], true, "pool hold - release counters at snapshot", "");
 	if (att(r, DMT_H_DM_ALLOC))
 		snprintf(sampled, sizeof(sampled), "devmem: devmem_alloc; pages: hold tp %ums/%ums",
+			 (unsigned int)(r->window_ns / 1000000),
+			 (unsigned int)(r->period_ns / 1000000));
+	else if (att(r, DMT_H_MP_ALLOC_EXIT))
+		snprintf(sampled, sizeof(sampled), "devmem: provider fexit; pages: hold tp %ums/%ums",
+			 (unsigned int)(r->window_ns / 1000000),
+			 (unsigned int)(r->period_ns / 1000000));
+	else if (r->devmem && r->have_devmem)
+		snprintf(sampled, sizeof(sampled), "no devmem hook: every pool %ums/%ums",
 			 (unsigned int)(r->window_ns / 1000000),
 			 (unsigned int)(r->period_ns / 1000000));
 	/* sampled as a whole as soon as any pool's batches are */
@@ -155,7 +148,8 @@ static void binding_per_item(const struct dmt_attach_result *r, struct dmt_avail
 			  "per-niov hook: not attached in light mode");
 		return;
 	}
-	set_avail(&av[DMT_M_BIND_IN_POOLS], att(r, DMT_H_PP_HOLD) && att(r, DMT_H_PP_RELEASE),
+	set_avail(&av[DMT_M_BIND_IN_POOLS],
+		  r->devmem || (att(r, DMT_H_PP_HOLD) && att(r, DMT_H_PP_RELEASE)),
 		  "sum of the binding's pools' inflight", why_not(r, DMT_H_PP_RELEASE));
 	tokens_availability(r, av);
 	set_avail(&av[DMT_M_BIND_FREE_LATENCY],
@@ -200,6 +194,22 @@ static void binding_per_call(const struct dmt_attach_result *r, struct dmt_avail
 }
 
 /*
+ * A TX binding's sends and skb references: fentry/fexit on the devmem TX
+ * path, all five hooks or nothing (collector_probe.c), so the first one
+ * missing says why.
+ */
+static void tx_availability(const struct dmt_attach_result *r, struct dmt_availability *av)
+{
+	for (int h = DMT_H_TX_BIND_EXIT; h <= DMT_H_TX_REF_PUT; h++) {
+		if (!att(r, h)) {
+			set_avail(&av[DMT_M_BIND_TX], false, "", why_not(r, h));
+			return;
+		}
+	}
+	set_avail(&av[DMT_M_BIND_TX], true, "fentry/fexit on the devmem TX path", "");
+}
+
+/*
  * Binding metrics. Light mode differs where the full mode needs a per-page,
  * per-niov or per-token program: occupancy comes from the walk, in-pools
  * from the pools' counters, frag tokens and free latency are unavailable.
@@ -215,6 +225,7 @@ static void binding_availability(const struct dmt_attach_result *r,
 			set_avail(&av[m], false, "", NO_DEVMEM);
 		set_avail(&av[DMT_M_RECVMSG_TOKENS], false, "", NO_DEVMEM);
 		set_avail(&av[DMT_M_DONTNEED_COST], false, "", NO_DEVMEM);
+		set_avail(&av[DMT_M_BIND_TX], false, "", NO_DEVMEM);
 		return;
 	}
 	if (tp)
@@ -233,11 +244,12 @@ static void binding_availability(const struct dmt_attach_result *r,
 			  why_not(r, DMT_H_WALK_BINDING));
 	binding_per_item(r, av);
 	binding_per_call(r, av, tp);
+	tx_availability(r, av);
 }
 
 void dmt_availability__decide(const struct dmt_attach_result *r, struct dmt_availability *av)
 {
-	if (r->light)
+	if (r->light || r->devmem)
 		pool_availability_light(r, av);
 	else
 		pool_availability(r, av);
@@ -260,6 +272,8 @@ enum dmt_attach_mode dmt_attach_mode__decide(const struct dmt_attach_result *r)
 {
 	if (r->light)
 		return DMT_MODE_LIGHT;
+	if (r->devmem)
+		return DMT_MODE_DEVMEM;
 	if (att(r, DMT_H_DM_ALLOC) && att(r, DMT_H_DM_CREATE))
 		return DMT_MODE_DEVMEM_TP;
 	if (att(r, DMT_H_MP_ALLOC_EXIT) || att(r, DMT_H_BIND_EXIT))
@@ -271,20 +285,21 @@ int dmt_attach__check(const struct dmt_attach_result *r, char *why, size_t len)
 {
 	const struct dmt_hook_result *h = r->hook;
 
-	if (r->pools_devmem && !h[DMT_H_LIGHT_READ].loaded) {
-		snprintf(why, len, "--pools devmem needs the pool counter reader: %s",
-			 why_not(r, DMT_H_LIGHT_READ));
-		return -ENOENT;
+	if (r->light || r->devmem) {
+		/* the first of what the mode needs that is missing, with its own reason */
+		enum dmt_hook miss = !h[DMT_H_LIGHT_READ].loaded ? DMT_H_LIGHT_READ :
+				     !att(r, DMT_H_PP_DESTROY) ? DMT_H_PP_DESTROY :
+				     !h[DMT_H_PP_HOLD].loaded ? DMT_H_PP_HOLD :
+				     !h[DMT_H_PP_RELEASE].loaded ? DMT_H_PP_RELEASE : DMT_H__COUNT;
+
+		if (miss != DMT_H__COUNT) {
+			snprintf(why, len, "%s needs the page_pool tracepoints and the counter "
+				 "reader: %s", r->light ? "light mode" : "the devmem mode",
+				 why_not(r, miss));
+			return -ENOENT;
+		}
 	}
-	if (r->light && (!h[DMT_H_LIGHT_READ].loaded || !att(r, DMT_H_PP_DESTROY) ||
-			 !h[DMT_H_PP_HOLD].loaded || !h[DMT_H_PP_RELEASE].loaded)) {
-		snprintf(why, len, "light mode needs the page_pool_release tracepoint "
-			 "and the counter reader: %s",
-			 !h[DMT_H_LIGHT_READ].loaded ? why_not(r, DMT_H_LIGHT_READ) :
-			 why_not(r, DMT_H_PP_DESTROY));
-		return -ENOENT;
-	}
-	if (!r->light && (!att(r, DMT_H_PP_HOLD) || !att(r, DMT_H_PP_RELEASE))) {
+	if (!r->light && !r->devmem && (!att(r, DMT_H_PP_HOLD) || !att(r, DMT_H_PP_RELEASE))) {
 		snprintf(why, len, "cannot attach the page_pool tracepoints: %s",
 			 why_not(r, att(r, DMT_H_PP_HOLD) ? DMT_H_PP_RELEASE : DMT_H_PP_HOLD));
 		return -ENOENT;

@@ -27,7 +27,7 @@ struct dmt_hook_result {
 
 struct dmt_attach_result {
 	bool light;		/* -m light */
-	bool pools_devmem;	/* --pools devmem in the full mode: pools of pages sampled */
+	bool devmem;		/* -m devmem: no per-page program outside windows */
 	bool have_devmem;	/* kernel has struct net_devmem_dmabuf_binding */
 	bool tok_fallback;	/* tokens from the cmsg writer, not 0009's tracepoints */
 	bool netlink;		/* netdev genl socket open */
@@ -42,7 +42,7 @@ struct dmt_attach_result {
 	char queues_why[128];
 	bool qstats;		/* qstats-get */
 	char qstats_why[128];
-	uint64_t window_ns, period_ns;	/* light mode's sampling windows */
+	uint64_t window_ns, period_ns;	/* light and devmem modes' sampling windows */
 	struct dmt_hook_result hook[DMT_H__COUNT];
 };
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include "cgpath.h"
 #include "tokens.h"
 
@@ -18,11 +19,17 @@
 #define CGROUP2_SUPER_MAGIC	0x63677270
 #endif
 
-/* One id the cache knows: path NULL when the walk did not find it. */
+/*
+ * One id the cache knows: path NULL when the walk did not find it, until
+ * expires (then walked for again); cut: that walk stopped at a bound
+ * before it saw the whole tree.
+ */
 struct cgent {
 	uint64_t id;
 	uint64_t gen;		/* the last cgpath__resolve() that asked for it */
+	uint64_t expires_ns;	/* not found: look again from then on */
 	char *path;
+	bool cut;
 };
 
 struct cgpath {
@@ -44,6 +51,7 @@ struct walk {
 	char path[PATH_MAX];
 	struct cgpath_stats *st;
 	bool stop;
+	bool cut;		/* a bound left part of the tree unseen */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -174,12 +182,18 @@ static void walk_dir(struct walk *w, int dfd, int depth)
 		if (++w->visited > CGPATH_MAX_WALK) {
 			w->st->truncated++;
 			w->stop = true;
+			w->cut = true;
 			break;
 		}
-		if (plen + 1 + strlen(de->d_name) >= sizeof(w->path))
-			continue;	/* a path longer than PATH_MAX: not ours to show */
+		if (plen + 1 + strlen(de->d_name) >= sizeof(w->path)) {
+			w->cut = true;	/* a path longer than PATH_MAX: not ours to show */
+			continue;
+		}
 		snprintf(w->path + plen, sizeof(w->path) - plen, "/%s", de->d_name);
 		walk_match(w, ino);
+		/* what is below the depth bound was not seen */
+		if (!w->stop && depth >= CGPATH_MAX_DEPTH)
+			w->cut = true;
 		if (!w->stop && depth < CGPATH_MAX_DEPTH) {
 			cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 				     O_CLOEXEC);
@@ -191,22 +205,25 @@ static void walk_dir(struct walk *w, int dfd, int depth)
 	closedir(d);
 }
 
-/* One walk for want[0..n) (sorted, distinct, none cached). */
-static void walk(struct cgpath *cp, const uint64_t *want, size_t n, char **found)
+/*
+ * One walk for want[0..n) (sorted, distinct, none cached); true when it
+ * stopped at a bound before it saw the whole tree.
+ */
+static bool walk(struct cgpath *cp, const uint64_t *want, size_t n, char **found)
 {
 	struct walk w = { .want = want, .found = found, .n_want = n, .left = n, .st = &cp->st };
 	struct stat st;
 	int fd;
 
 	if (cp->root_fd < 0)
-		return;
+		return false;
 	/* a descriptor of its own: readdir moves its offset */
 	fd = openat(cp->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
 	if (fstat(fd, &st)) {
 		close(fd);
-		return;
+		return false;
 	}
 	cp->st.walks++;
 	w.dev = st.st_dev;
@@ -216,6 +233,7 @@ static void walk(struct cgpath *cp, const uint64_t *want, size_t n, char **found
 	else
 		close(fd);
 	cp->st.dirs += w.visited;
+	return w.cut && w.left;
 }
 
 /* Room for k more entries: drop those no recent resolve asked for. */
@@ -237,14 +255,37 @@ static size_t make_room(struct cgpath *cp, size_t k)
 	return cp->n + k <= CGPATH_MAX_CACHE ? k : CGPATH_MAX_CACHE - cp->n;
 }
 
+/* Drop the not-found entries that expired: their ids are walked for again. */
+static void expire(struct cgpath *cp, uint64_t now_ns)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < cp->n; i++)
+		if (cp->ents[i].path || now_ns < cp->ents[i].expires_ns)
+			cp->ents[o++] = cp->ents[i];
+		else
+			cp->st.expired++;
+	cp->n = o;
+}
+
 int cgpath__resolve(struct cgpath *cp, const uint64_t *ids, size_t n)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return cgpath__resolve_at(cp, ids, n, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec);
+}
+
+int cgpath__resolve_at(struct cgpath *cp, const uint64_t *ids, size_t n, uint64_t now_ns)
 {
 	uint64_t *want = NULL;
 	char **found = NULL;
 	size_t nw = 0, room;
+	bool cut;
 	int err = 0;
 
 	cp->gen++;
+	expire(cp, now_ns);
 	if (n && !(want = malloc(n * sizeof(*want))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -268,9 +309,11 @@ int cgpath__resolve(struct cgpath *cp, const uint64_t *ids, size_t n)
 		err = -ENOMEM;
 		goto out;
 	}
-	walk(cp, want, nw, found);
-	for (size_t i = 0; i < nw; i++)
-		cp->st.not_found += !found[i];
+	cut = walk(cp, want, nw, found);
+	for (size_t i = 0; i < nw; i++) {
+		cp->st.not_found += !found[i] && !cut;
+		cp->st.cut_short += !found[i] && cut;
+	}
 	room = make_room(cp, nw);
 	if (room) {
 		struct cgent *ne = realloc(cp->ents, (cp->n + room) * sizeof(*ne));
@@ -283,7 +326,8 @@ int cgpath__resolve(struct cgpath *cp, const uint64_t *ids, size_t n)
 	}
 	for (size_t i = 0; i < room; i++) {
 		cp->ents[cp->n++] = (struct cgent){ .id = want[i], .gen = cp->gen,
-						    .path = found[i] };
+						    .path = found[i], .cut = !found[i] && cut,
+						    .expires_ns = now_ns + CGPATH_NEG_TTL_NS };
 		found[i] = NULL;
 	}
 	qsort(cp->ents, cp->n, sizeof(*cp->ents), cmp_ent);
@@ -304,6 +348,8 @@ int cgpath__path(struct cgpath *cp, uint64_t id, char *buf, size_t len)
 	if (!len)
 		return -EINVAL;
 	buf[0] = '\0';
+	if (e && !e->path && e->cut)
+		return -ERANGE;
 	if (!e || !e->path)
 		return -ENOENT;
 	p = e->path;
@@ -334,7 +380,8 @@ int cgpath__fill_holders(struct cgpath *cp, struct dmt_holder_snap *h, size_t n)
 		ids[i] = h[i].cgroup_id;
 	err = cgpath__resolve(cp, ids, n);
 	for (size_t i = 0; i < n; i++)
-		cgpath__path(cp, h[i].cgroup_id, h[i].cgroup, sizeof(h[i].cgroup));
+		h[i].cgroup_cut = cgpath__path(cp, h[i].cgroup_id, h[i].cgroup,
+					       sizeof(h[i].cgroup)) == -ERANGE;
 	free(ids);
 	return err;
 }

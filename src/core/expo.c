@@ -109,7 +109,8 @@ const struct expo_family expo_families[F__COUNT + 1] = {
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
 	    "Frag tokens held, per process and binding: the top " DMT_STR(EXPO_TOP_HOLDERS)
 	    " holders only (the rest: devmemtop_token_holder_others_tokens); a Kubernetes"
-	    " pod's process also has pod_uid and container_id."),
+	    " pod's process also has pod_uid and container_id; a socket whose process is"
+	    " unknown has socket_inode instead of pid."),
 	FAM(F_TOK_HOLDER_NIOVS, "devmemtop_token_holder_niovs", "gauge",
 	    DMT_M_BIND_HELD_BY_SOCKETS, EXPO_GLOBAL, "only while a socket holds frag tokens",
 	    "Niovs behind the frag tokens held, per process and binding (top holders only)."),
@@ -456,8 +457,8 @@ static void pool_labels(struct pool_lbl *pl, const struct dmt_pool_snap *p)
 	pl->l[5] = (struct prom_label){ "netns", pl->netns };
 }
 
-/* Labels of one binding: binding_id, ifname, ifindex. */
-#define BIND_NLBL	3
+/* Labels of one binding: binding_id, ifname, ifindex, direction. */
+#define BIND_NLBL	4
 struct bind_lbl {
 	char id[16], ifindex[16];
 	struct prom_label l[BIND_NLBL + 2];
@@ -473,6 +474,7 @@ static void bind_labels(struct bind_lbl *bl, const struct dmt_binding_snap *b)
 	bl->l[0] = (struct prom_label){ "binding_id", bl->id };
 	bl->l[1] = (struct prom_label){ "ifname", b->ifname };
 	bl->l[2] = (struct prom_label){ "ifindex", bl->ifindex };
+	bl->l[3] = (struct prom_label){ "direction", b->tx ? "tx" : "rx" };
 }
 
 static struct expo_limits proc_limits;
@@ -659,12 +661,15 @@ static void render_global(struct promfmt *w, const struct dmt_snapshot *s,
 
 /*
  * Token holders, bounded: the snapshot's holders come most tokens first;
- * sockets of one process on one binding are summed, and only the first
- * EXPO_TOP_HOLDERS (pid, binding) rows get series. Everyone else is one
- * number, devmemtop_token_holder_others_tokens.
+ * sockets of one known process on one binding are summed, a socket whose
+ * process is unknown (light mode after the privilege drop) is a row of its
+ * own, named by its inode (tokens__holder_key()), and only the first
+ * EXPO_TOP_HOLDERS rows get series. Everyone else, and a socket known by
+ * neither (a full holder map), is one number,
+ * devmemtop_token_holder_others_tokens.
  */
 struct holder_row {
-	uint32_t pid, binding;
+	struct dmt_holder_key key;
 	const char *comm;
 	const char *cgroup;	/* of the row's largest socket */
 	uint64_t tokens, niovs, oldest_ns;
@@ -678,20 +683,25 @@ static size_t holder_rows(const struct dmt_snapshot *s, struct holder_row *rows,
 	*others = 0;
 	for (size_t i = 0; i < s->n_holders; i++) {
 		const struct dmt_holder_snap *h = &s->holders[i];
+		struct dmt_holder_key key = tokens__holder_key(h);
 		size_t k;
 
 		if (h->counts_unknown)
 			continue;	/* light, autorelease off: no count, no series */
+		if (!key.pid && !key.sock_ino) {
+			*others += h->tokens;	/* nothing to name its series by */
+			continue;
+		}
 		for (k = 0; k < n; k++)
-			if (rows[k].pid == h->pid && rows[k].binding == h->binding_id)
+			if (tokens__holder_key_eq(&rows[k].key, &key))
 				break;
 		if (k == n) {
 			if (n == EXPO_TOP_HOLDERS) {
 				*others += h->tokens;
 				continue;
 			}
-			rows[n++] = (struct holder_row){ .pid = h->pid, .binding = h->binding_id,
-							 .comm = h->comm, .cgroup = h->cgroup };
+			rows[n++] = (struct holder_row){ .key = key, .comm = h->comm,
+							 .cgroup = h->cgroup };
 		}
 		rows[k].tokens += h->tokens;
 		rows[k].niovs += h->niovs;
@@ -704,15 +714,20 @@ static size_t holder_rows(const struct dmt_snapshot *s, struct holder_row *rows,
 static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 {
 	struct holder_row rows[EXPO_TOP_HOLDERS];
-	char pid[EXPO_TOP_HOLDERS][16], bid[EXPO_TOP_HOLDERS][16];
+	char pid[EXPO_TOP_HOLDERS][24], bid[EXPO_TOP_HOLDERS][16];
 	struct podcg pc[EXPO_TOP_HOLDERS];
 	bool pods[EXPO_TOP_HOLDERS];
 	uint64_t others;
 	size_t n = holder_rows(s, rows, &others);
 
 	for (size_t i = 0; i < n; i++) {
-		snprintf(pid[i], sizeof(pid[i]), "%u", rows[i].pid);
-		snprintf(bid[i], sizeof(bid[i]), "%u", rows[i].binding);
+		/* an unknown pid is no label, never pid="0": the socket names the row */
+		if (rows[i].key.pid)
+			snprintf(pid[i], sizeof(pid[i]), "%u", rows[i].key.pid);
+		else
+			snprintf(pid[i], sizeof(pid[i]), "%llu",
+				 (unsigned long long)rows[i].key.sock_ino);
+		snprintf(bid[i], sizeof(bid[i]), "%u", rows[i].key.binding_id);
 	}
 	if (fam(w, s, F_TOK_HOLDERS))
 		promfmt__sample_u64(w, NULL, NULL, 0, NULL, NULL, s->n_holders);
@@ -731,7 +746,8 @@ static void render_tokens(struct promfmt *w, const struct dmt_snapshot *s)
 			 * EXPO_TOP_HOLDERS rows either way.
 			 */
 			struct prom_label hl[5] = {
-				{ "pid", pid[i] }, { "comm", rows[i].comm },
+				{ rows[i].key.pid ? "pid" : "socket_inode", pid[i] },
+				{ "comm", rows[i].comm },
 				{ "binding_id", bid[i] },
 				{ "pod_uid", pc[i].pod_uid }, { "container_id", pc[i].container_id },
 			};

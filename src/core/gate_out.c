@@ -67,32 +67,6 @@ void gate_report__print(const struct gate_report *rep, FILE *f)
 		gate_report__exit_code(rep) == 1 ? "FAIL" : "ERROR");
 }
 
-static void xml_escape(FILE *f, const char *s)
-{
-	while (*s) {
-		size_t n;
-
-		switch (*s) {
-		case '<': fputs("&lt;", f); s++; continue;
-		case '>': fputs("&gt;", f); s++; continue;
-		case '&': fputs("&amp;", f); s++; continue;
-		case '"': fputs("&quot;", f); s++; continue;
-		case '\'': fputs("&apos;", f); s++; continue;
-		case '\t': case '\n': case '\r': fputc(*s, f); s++; continue;
-		}
-		/*
-		 * XML 1.0 allows no other control character, and the file says
-		 * UTF-8: anything else is shown as \xNN (textsafe.h)
-		 */
-		n = textsafe_char(s);
-		if (n)
-			fwrite(s, 1, n, f);
-		else
-			fprintf(f, "\\x%02x", (unsigned char)*s);
-		s += n ? n : 1;
-	}
-}
-
 int gate_report__write_junit(const struct gate_report *rep, const char *path)
 {
 	int err = out_check_path(path);
@@ -104,17 +78,17 @@ int gate_report__write_junit(const struct gate_report *rep, const char *path)
 	fprintf(f, "<testsuites tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
 		rep->n_results, rep->n_fail, rep->n_error + (rep->error[0] ? 1 : 0), rep->n_skip);
 	fprintf(f, "  <testsuite name=\"");
-	xml_escape(f, rep->spec->name);
+	textsafe_xml(f, rep->spec->name);
 	fprintf(f, "\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
 		rep->n_results, rep->n_fail, rep->n_error + (rep->error[0] ? 1 : 0), rep->n_skip,
 		rep->duration_s);
 	fprintf(f, "    <properties>\n");
 	fprintf(f, "      <property name=\"source\" value=\"");
-	xml_escape(f, rep->source);
+	textsafe_xml(f, rep->source);
 	fprintf(f, "\"/>\n      <property name=\"kernel\" value=\"");
-	xml_escape(f, rep->kernel);
+	textsafe_xml(f, rep->kernel);
 	fprintf(f, "\"/>\n      <property name=\"mode\" value=\"");
-	xml_escape(f, rep->mode);
+	textsafe_xml(f, rep->mode);
 	fprintf(f, "\"/>\n      <property name=\"snapshots\" value=\"%llu\"/>\n",
 		(unsigned long long)rep->n_snapshots);
 	fprintf(f, "      <property name=\"ringbuf_drops\" value=\"%llu\"/>\n",
@@ -128,11 +102,11 @@ int gate_report__write_junit(const struct gate_report *rep, const char *path)
 		snprintf(msg, sizeof(msg), "observed %s, expected %s%s%s", obs, r->th->expr,
 			 r->note[0] ? "; " : "", r->note);
 		fprintf(f, "    <testcase classname=\"");
-		xml_escape(f, gm_def(r->chk->metric)->name);
+		textsafe_xml(f, gm_def(r->chk->metric)->name);
 		fprintf(f, "\" name=\"");
-		xml_escape(f, r->chk->sel_str);
+		textsafe_xml(f, r->chk->sel_str);
 		fprintf(f, ": ");
-		xml_escape(f, r->th->expr);
+		textsafe_xml(f, r->th->expr);
 		fprintf(f, "\" time=\"0\"");
 		if (r->status == GATE_PASS) {
 			fprintf(f, "/>\n");
@@ -141,13 +115,13 @@ int gate_report__write_junit(const struct gate_report *rep, const char *path)
 		fprintf(f, ">\n      <%s message=\"",
 			r->status == GATE_FAIL ? "failure" :
 			r->status == GATE_ERROR ? "error" : "skipped");
-		xml_escape(f, msg);
+		textsafe_xml(f, msg);
 		fprintf(f, "\"/>\n    </testcase>\n");
 	}
 	if (rep->error[0]) {
 		fprintf(f, "    <testcase classname=\"devmemtop\" name=\"run\" time=\"0\">\n"
 			   "      <error message=\"");
-		xml_escape(f, rep->error);
+		textsafe_xml(f, rep->error);
 		fprintf(f, "\"/>\n    </testcase>\n");
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
@@ -343,11 +317,11 @@ int gate_write_error(const char *junit, const char *json, const char *name, cons
 		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			   "<testsuites tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
 			   "  <testsuite name=\"");
-		xml_escape(f, name);
+		textsafe_xml(f, name);
 		fprintf(f, "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0\">\n"
 			   "    <testcase classname=\"devmemtop\" name=\"run\" time=\"0\">\n"
 			   "      <error message=\"");
-		xml_escape(f, msg);
+		textsafe_xml(f, msg);
 		fprintf(f, "\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
 		err = out_close(f);
 		if (err)

@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "yamlfile.h"
 #include "snapshot.h"
 #include "gate_spec.h"
 #include "metrics.h"
+#include "textsafe.h"
 #include "util.h"
 
 #define P(id, n, o, t, u, a, h) [id] = { n, o, t, u, a, h, NULL, 1 }
@@ -81,6 +83,7 @@ static struct gm_def gm_of_row(const struct mdef *m)
 		.unit = units[m->unit], .avail = m->avail,
 		.help = m->gate_help ? m->gate_help : m->help, .mdef = m,
 		.scale = m->unit == MU_RATIO ? 100 : 1, .better = m->better,
+		.positive = m->positive,
 	};
 }
 
@@ -90,15 +93,18 @@ static struct gm_def gm_of_row(const struct mdef *m)
  */
 static void gm_init(void)
 {
-	static const struct { enum gm_id id; enum mdef_better b; } dirs[] = {
-		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_NIOVS_PER_CALL, MB_HIGHER },
+	/* positive: > 0 by nature (metrics.h, mdef.positive) */
+	static const struct { enum gm_id id; enum mdef_better b; bool positive; } dirs[] = {
+		{ GM_POOL_ZOMBIES, MB_LOWER }, { GM_BIND_NIOVS_PER_CALL, MB_HIGHER, true },
 		{ GM_TOOL_RINGBUF_DROPS, MB_LOWER },
-		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER },
+		{ GM_TOOL_MAP_FULL, MB_LOWER }, { GM_TOOL_COLLECT_TIME, MB_LOWER, true },
 	};
 	bool placed[128] = { false };
 
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
 		gm_defs[dirs[i].id].better = dirs[i].b;
+		gm_defs[dirs[i].id].positive = dirs[i].positive;
+	}
 	for (int k = 0; k < GM__STATIC; k++) {
 		for (size_t i = 0; i < mdef_count && i < ARRAY_SIZE(placed); i++) {
 			if (gm_defs[k].help || !mdefs[i].gate)
@@ -501,11 +507,11 @@ static int want_type(struct pctx *p, const yaml_node_t *n, yaml_node_type_t t, c
 	return perr(p, n, 0, "%s must be %s, not %s", what, names[t], node_type_name(n));
 }
 
-/* Keys of a mapping must be unique scalars from the allowed list. */
+/* Keys of a mapping must be scalars from the allowed list (yamlfile refused repeats). */
 static int check_keys(struct pctx *p, const yaml_node_t *map, const char *const *allowed,
 		      const char *what)
 {
-	yaml_node_pair_t *a, *b;
+	yaml_node_pair_t *a;
 
 	for (a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++) {
 		yaml_node_t *k = yaml_document_get_node(p->doc, a->key);
@@ -523,13 +529,6 @@ static int check_keys(struct pctx *p, const yaml_node_t *map, const char *const 
 		if (!ok)
 			return perr(p, k, 0, "unknown key '%s' in %s (valid: %s)", scalar(k), what,
 				    list);
-		for (b = map->data.mapping.pairs.start; b < a; b++) {
-			yaml_node_t *k2 = yaml_document_get_node(p->doc, b->key);
-
-			if (!strcmp(scalar(k), scalar(k2)))
-				return perr(p, k, 0, "duplicate key '%s' (first at line %zu)",
-					    scalar(k), k2->start_mark.line + 1);
-		}
 	}
 	return 0;
 }
@@ -796,68 +795,14 @@ static int parse_root(struct pctx *p, struct gate_spec *s)
 	return 0;
 }
 
-/* Messages quote the spec: keep them on one line whatever it contains. */
-static void one_line(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = ' ';
-}
-
-/*
- * A spec nests at most four levels (root map, thresholds list, a check's
- * map, its expect list); allow twice that. libyaml's scanner does work
- * per token proportional to the open flow collections, so 500k unclosed
- * '[' cost minutes in yaml_parser_load(): count the depth over the event
- * stream first and stop at the first level too many, after reading only
- * that far.
- */
-#define SPEC_MAX_DEPTH 8
-
-static int check_depth(const char *buf, size_t len, const char *name, char *err, size_t errlen)
-{
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	int depth = 0, ret = 0;
-
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err, errlen, "%s: out of memory", name);
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	for (;;) {
-		if (!yaml_parser_parse(&parser, &ev))
-			break;	/* the loader reports the syntax error, after as much work */
-		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
-			if (++depth > SPEC_MAX_DEPTH) {
-				snprintf(err, errlen, "%s:%zu:%zu: nested deeper than %d levels "
-					 "(a spec needs 4)", name, ev.start_mark.line + 1,
-					 ev.start_mark.column + 1, SPEC_MAX_DEPTH);
-				ret = -EINVAL;
-			}
-		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
-			   ev.type == YAML_MAPPING_END_EVENT) {
-			depth--;
-		}
-		if (ev.type == YAML_STREAM_END_EVENT || ret) {
-			yaml_event_delete(&ev);
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&parser);
-	return ret;
-}
-
 struct gate_spec *gate_spec__parse_buf(const char *buf, size_t len, const char *name, char *err,
 				       size_t errlen)
 {
 	struct pctx p = { .name = name, .err = err, .errlen = errlen };
-	yaml_parser_t parser;
+	struct yamlfile_err ye;
 	yaml_document_t doc;
 	struct gate_spec *s;
-	yaml_event_t ev;
-	int e = -EINVAL;
+	int e;
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -865,41 +810,22 @@ struct gate_spec *gate_spec__parse_buf(const char *buf, size_t len, const char *
 		return NULL;
 	}
 	s->path = strdup(name);
-	if (!s->path || !yaml_parser_initialize(&parser)) {
+	if (!s->path) {
 		snprintf(err, errlen, "%s: out of memory", name);
 		goto free_spec;
 	}
-	if (check_depth(buf, len, name, err, errlen))
-		goto free_parser;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%zu:%zu: YAML error: %s%s%s", name,
-			 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-			 parser.problem ? parser.problem : "malformed",
-			 parser.context ? " " : "", parser.context ? parser.context : "");
-		goto free_parser;
+	e = yamlfile__parse(buf, len, &doc, &ye);
+	if (e) {
+		if (ye.why == YF_NOMEM)
+			snprintf(err, errlen, "%s: out of memory", name);
+		else
+			snprintf(err, errlen, "%s:%zu:%zu: %s%s", name, ye.line, ye.col,
+				 ye.why == YF_SYNTAX ? "YAML error: " : "", ye.text);
+		goto free_spec;
 	}
 	p.doc = &doc;
 	e = parse_root(&p, s);
 	yaml_document_delete(&doc);
-	if (!e) {
-		/* a second document would be silently ignored: refuse it */
-		if (yaml_parser_parse(&parser, &ev)) {
-			if (ev.type != YAML_STREAM_END_EVENT) {
-				snprintf(err, errlen, "%s:%zu:%zu: only one YAML document is allowed",
-					 name, ev.start_mark.line + 1, ev.start_mark.column + 1);
-				e = -EINVAL;
-			}
-			yaml_event_delete(&ev);
-		} else {
-			snprintf(err, errlen, "%s:%zu:%zu: YAML error: %s", name,
-				 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-				 parser.problem ? parser.problem : "malformed");
-			e = -EINVAL;
-		}
-	}
-free_parser:
-	yaml_parser_delete(&parser);
 	if (!e) {
 		if (!s->name)
 			s->name = strdup(name);
@@ -908,44 +834,31 @@ free_parser:
 		snprintf(err, errlen, "%s: out of memory", name);
 	}
 free_spec:
-	one_line(err);
+	textsafe_line(err, errlen);
 	gate_spec__free(s);
 	return NULL;
 }
 
-#define SPEC_MAX_BYTES (1 << 20)
-
 struct gate_spec *gate_spec__parse_file(const char *path, char *err, size_t errlen)
 {
-	struct gate_spec *s = NULL;
+	struct gate_spec *s;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f;
+	int e;
 
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open spec: %s", path, strerror(errno));
+	e = yamlfile__read(path, false, &buf, &len);
+	if (e == -EFBIG)
+		snprintf(err, errlen, "%s: spec larger than %d bytes", path, YAMLFILE_MAX_BYTES);
+	else if (e == -EISDIR)
+		snprintf(err, errlen, "%s: cannot read spec: %s", path, strerror(-e));
+	else if (e)
+		snprintf(err, errlen, "%s: cannot open spec: %s", path, strerror(-e));
+	if (e) {
+		textsafe_line(err, errlen);
 		return NULL;
 	}
-	buf = malloc(SPEC_MAX_BYTES + 1);
-	if (!buf) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto close_file;
-	}
-	len = fread(buf, 1, SPEC_MAX_BYTES + 1, f);
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: cannot read spec: %s", path, strerror(errno));
-		goto free_buf;
-	}
-	if (len > SPEC_MAX_BYTES) {
-		snprintf(err, errlen, "%s: spec larger than %d bytes", path, SPEC_MAX_BYTES);
-		goto free_buf;
-	}
 	s = gate_spec__parse_buf(buf, len, path, err, errlen);
-free_buf:
 	free(buf);
-close_file:
-	fclose(f);
 	return s;
 }
 

@@ -85,6 +85,7 @@ struct gm_def {
 	const struct mdef *mdef;	/* the metric table row, NULL for the ids above */
 	double scale;		/* gate value = snapshot value * scale (ratio -> %) */
 	int better;		/* enum mdef_better: which way `compare` calls better */
+	bool positive;		/* > 0 by nature: `compare` changes are ratios (mdef.positive) */
 };
 
 const struct gm_def *gm_def(enum gm_id id);

@@ -7,15 +7,20 @@
 #include "hooks.h"
 #include "snapshot.h"
 
-#define FULL		(DMT_MM_AUTO | DMT_MM_FENTRY)	/* not -m tp, not light */
-#define NOT_TP		(DMT_MM_AUTO | DMT_MM_FENTRY | DMT_MM_LIGHT)
-#define DM_TP_MODES	(DMT_MM_AUTO | DMT_MM_LIGHT)	/* -m fentry/tp cap them */
+/* the devmem mode loads what the full mode loads, less the per-page windows */
+#define BEST		(DMT_MM_AUTO | DMT_MM_DEVMEM)
+#define FULL		(BEST | DMT_MM_FENTRY)	/* not -m tp, not light */
+#define NOT_TP		(BEST | DMT_MM_FENTRY | DMT_MM_LIGHT)
+#define DM_TP_MODES	(BEST | DMT_MM_LIGHT)	/* -m fentry/tp cap them */
 
 #define H(id, n, k, t, g, m, off) \
 	[DMT_H_##id] = { .name = n, .kind = DMT_HK_##k, .target = t, .group = DMT_HG_##g, \
 			 .modes = (m), .light_off = DMT_OFF_##off }
 
 /*
+ * The devmem mode keeps no program that runs once per page: pp_hold and
+ * pp_release only inside its sampling windows, as light mode; every
+ * per-niov and per-token hook of devmem stays, as in the full mode.
  * Light mode keeps no program that runs once per page, niov or token:
  * pp_hold/pp_release only inside its sampling windows, the per-niov
  * release hooks and every frag token hook off (held_by_sockets is exact or
@@ -54,17 +59,17 @@ const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT] = {
 	H(DM_ALLOC, "dm_alloc", TP_BTF, "devmem_alloc", DEVMEM_TP, DM_TP_MODES, MODE),
 	H(DM_ALLOC_FAIL, "dm_alloc_fail", TP_BTF, "devmem_alloc_fail", DEVMEM_TP, DM_TP_MODES,
 	  MODE),
-	H(DM_NIOV_FREE, "dm_niov_free", TP_BTF, "devmem_niov_free", DEVMEM_TP, DMT_MM_AUTO,
+	H(DM_NIOV_FREE, "dm_niov_free", TP_BTF, "devmem_niov_free", DEVMEM_TP, BEST,
 	  PER_NIOV),
 	H(DM_DONTNEED, "dm_dontneed", TP_BTF, "devmem_dontneed", DEVMEM_TP, DM_TP_MODES, MODE),
-	H(TOK_TP_RECV, "tok_tp_recv", TP_BTF, "devmem_token_recv", TOK_TP, DMT_MM_AUTO,
+	H(TOK_TP_RECV, "tok_tp_recv", TP_BTF, "devmem_token_recv", TOK_TP, BEST,
 	  PER_TOKEN),
 	H(TOK_TP_DONTNEED, "tok_tp_dontneed", TP_BTF, "devmem_token_dontneed", TOK_TP,
-	  DMT_MM_AUTO, PER_TOKEN),
-	H(TOK_TP_RELEASE, "tok_tp_release", TP_BTF, "devmem_token_release", TOK_TP, DMT_MM_AUTO,
+	  BEST, PER_TOKEN),
+	H(TOK_TP_RELEASE, "tok_tp_release", TP_BTF, "devmem_token_release", TOK_TP, BEST,
 	  PER_TOKEN),
 	H(TOK_DESTROY, "tok_destroy", TP_BTF, "tcp_destroy_sock", TOK,
-	  DMT_MM_AUTO | DMT_MM_FENTRY | DMT_MM_TP, PER_TOKEN),
+	  BEST | DMT_MM_FENTRY | DMT_MM_TP, PER_TOKEN),
 	H(TOK_RECVMSG_ENTRY, "tok_recvmsg_entry", FENTRY, "tcp_recvmsg", TOK_FENTRY, FULL,
 	  PER_TOKEN),
 	H(TOK_RECVMSG_EXIT, "tok_recvmsg_exit", FEXIT, "tcp_recvmsg", TOK_FENTRY, FULL,
@@ -75,14 +80,26 @@ const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT] = {
 	  FULL, PER_TOKEN),
 	H(TOK_DONTNEED_EXIT, "tok_dontneed_exit", FEXIT, "sock_devmem_dontneed", TOK_FENTRY,
 	  FULL, PER_TOKEN),
-	H(LIGHT_READ, "light_read", RUN, "page_pool", LIGHT, DMT_MM_LIGHT, LIGHT_ONLY),
+	H(LIGHT_READ, "light_read", RUN, "page_pool", LIGHT, DMT_MM_LIGHT | DMT_MM_DEVMEM,
+	  LIGHT_ONLY),
 	/* tokens without SO_DEVMEM_AUTORELEASE: counted per (binding, niov) */
-	H(UREF_TP_RECV, "uref_tp_recv", TP_BTF, "devmem_frag_recv", UREF_TP, DMT_MM_AUTO,
+	H(UREF_TP_RECV, "uref_tp_recv", TP_BTF, "devmem_frag_recv", UREF_TP, BEST,
 	  PER_TOKEN),
 	H(UREF_TP_DONTNEED, "uref_tp_dontneed", TP_BTF, "devmem_uref_dontneed", UREF_TP,
-	  DMT_MM_AUTO, PER_TOKEN),
-	H(UREF_TP_DRAIN, "uref_tp_drain", TP_BTF, "devmem_uref_drain", UREF_TP, DMT_MM_AUTO,
+	  BEST, PER_TOKEN),
+	H(UREF_TP_DRAIN, "uref_tp_drain", TP_BTF, "devmem_uref_drain", UREF_TP, BEST,
 	  PER_TOKEN),
+	/*
+	 * devmem TX: once per devmem sendmsg, per skb it fills, and per niov
+	 * frag reference (the last three are per niov: not in light mode);
+	 * all five or none (collector_probe.c, tx_hooks)
+	 */
+	H(TX_BIND_EXIT, "tx_bind_exit", FEXIT, "net_devmem_get_binding", TX, FULL, MODE),
+	H(TX_NIOV_AT_EXIT, "tx_niov_at_exit", FEXIT, "net_devmem_get_niov_at", TX, FULL,
+	  PER_NIOV),
+	H(TX_ITER_EXIT, "tx_iter_exit", FEXIT, "skb_zerocopy_iter_stream", TX, FULL, MODE),
+	H(TX_REF_GET, "tx_ref_get", FENTRY, "net_devmem_get_net_iov", TX, FULL, PER_NIOV),
+	H(TX_REF_PUT, "tx_ref_put", FENTRY, "net_devmem_put_net_iov", TX, FULL, PER_NIOV),
 };
 
 unsigned int dmt_mode_bit(int force_mode)
@@ -94,6 +111,8 @@ unsigned int dmt_mode_bit(int force_mode)
 		return DMT_MM_TP;
 	case DMT_MODE_LIGHT:
 		return DMT_MM_LIGHT;
+	case DMT_MODE_DEVMEM:
+		return DMT_MM_DEVMEM;
 	default:
 		return DMT_MM_AUTO;
 	}
@@ -106,8 +125,8 @@ bool dmt_hook_in_mode(enum dmt_hook h, int force_mode)
 
 const char *dmt_hook_mode_why(enum dmt_hook h, int force_mode)
 {
-	if (dmt_hooks[h].modes == DMT_MM_LIGHT)
-		return "light mode only";
+	if (dmt_hooks[h].modes == (DMT_MM_LIGHT | DMT_MM_DEVMEM))
+		return "light and devmem modes only";
 	if (dmt_mode_bit(force_mode) != DMT_MM_LIGHT)
 		return "disabled by --mode";
 	switch (dmt_hooks[h].light_off) {

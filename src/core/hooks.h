@@ -33,6 +33,7 @@ enum dmt_hook_group {
 	DMT_HG_TOK,		/* frag tokens: socket destroy (both sources) */
 	DMT_HG_LIGHT,		/* light mode: pool counters read at snapshot time */
 	DMT_HG_UREF_TP,		/* SO_DEVMEM_AUTORELEASE off (kernel-patches 0012) */
+	DMT_HG_TX,		/* devmem TX: sends and skb references (fentry/fexit) */
 };
 
 enum dmt_hook {
@@ -69,20 +70,29 @@ enum dmt_hook {
 	DMT_H_UREF_TP_RECV,
 	DMT_H_UREF_TP_DONTNEED,
 	DMT_H_UREF_TP_DRAIN,
+	DMT_H_TX_BIND_EXIT,
+	DMT_H_TX_NIOV_AT_EXIT,
+	DMT_H_TX_ITER_EXIT,
+	DMT_H_TX_REF_GET,
+	DMT_H_TX_REF_PUT,
 	DMT_H__COUNT,
 };
 
 /*
- * The --mode settings, as bits of a hook's mode mask: the default (best
- * the kernel allows), -m fentry (no devmem tracepoints), -m tp (page_pool
- * tracepoints, the walk and the socket-destroy hook), -m light (no per-page,
- * per-niov or per-token program kept attached).
+ * The --mode settings, as bits of a hook's mode mask: -m full (best the
+ * kernel allows; "auto" before issue 36), -m fentry (no devmem
+ * tracepoints), -m tp (page_pool tracepoints, the walk and the
+ * socket-destroy hook), -m light (no per-page, per-niov or per-token
+ * program kept attached), -m devmem (the default: the full mode's devmem
+ * hooks, no program kept on the per-page page_pool tracepoints).
  */
 #define DMT_MM_AUTO	(1u << 0)
 #define DMT_MM_FENTRY	(1u << 1)
 #define DMT_MM_TP	(1u << 2)
 #define DMT_MM_LIGHT	(1u << 3)
-#define DMT_MM_ALL	(DMT_MM_AUTO | DMT_MM_FENTRY | DMT_MM_TP | DMT_MM_LIGHT)
+#define DMT_MM_DEVMEM	(1u << 4)
+#define DMT_MM_ALL	(DMT_MM_AUTO | DMT_MM_FENTRY | DMT_MM_TP | DMT_MM_LIGHT | \
+			 DMT_MM_DEVMEM)
 
 /* Why a hook stays off in a mode whose bit it lacks. */
 enum dmt_hook_off {
@@ -99,7 +109,7 @@ struct dmt_hook_desc {
 	enum dmt_hook_group group;
 	unsigned int modes;		/* DMT_MM_* in which it may load */
 	enum dmt_hook_off light_off;	/* why, when light mode leaves it off */
-	bool window;			/* light mode: attached in sampling windows only */
+	bool window;			/* light, devmem: attached in sampling windows only */
 };
 
 extern const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT];

@@ -1090,13 +1090,19 @@ static void holder_rows(FILE *f, const struct html_run *r)
 	for (size_t i = 0; i < r->run.n_holders; i++) {
 		const struct objrun_holder *h = &r->run.holders[i];
 		struct podcg pc;
-		bool pod = h->cgroup[0] && !podcg__parse(h->cgroup, &pc);
+		int err = h->cgroup[0] ? podcg__parse(h->cgroup, &pc) : -ENOENT;
+		bool pod = !err;
 		char ctr[96] = "-";
 
 		if (pod && pc.container_id[0])
 			snprintf(ctr, sizeof(ctr), "%s%s%s", pc.runtime, pc.runtime[0] ? "://" : "",
 				 pc.container_id);
-		fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
+		/* unknown: "-", never 0 */
+		if (h->pid)
+			fprintf(f, "<tr class=\"holder\"><td>%u</td><td>", h->pid);
+		else
+			fprintf(f, "<tr class=\"holder\"><td title=\"process unknown: its "
+				"socket, inode %llu\">-</td><td>", (unsigned long long)h->sock_ino);
 		esc(f, h->comm[0] ? h->comm : "?");
 		if (h->tokens_known)
 			fprintf(f, "</td><td>%u</td><td>%llu</td><td>%llu</td>", h->binding_id,
@@ -1109,7 +1115,15 @@ static void holder_rows(FILE *f, const struct html_run *r)
 		else
 			fprintf(f, "<td title=\"unknown: light mode reads held tokens from the "
 				"kernel, which keeps no token's age\">-</td><td>");
-		esc(f, pod ? pc.pod_uid : "-");
+		if (pod) {
+			esc(f, pc.pod_uid);
+		} else if (err != -ENOENT) {	/* looks like a pod's, is not: say so */
+			fprintf(f, "- (");
+			esc(f, podcg_why(err));
+			fprintf(f, ")");
+		} else {
+			fprintf(f, "-");
+		}
 		fprintf(f, "</td><td>");
 		esc(f, ctr);
 		fprintf(f, "</td><td>");

@@ -109,6 +109,9 @@ static struct json_object *json_mdef(const struct mdef *d, const void *o,
 
 	if (!d->json_always && !mdef_available(d, avail))
 		return NULL;
+	/* a histogram the object does not have (a TX one of an RX binding) */
+	if (d->kind != MK_SCALAR && d->known && !d->known(o))
+		return NULL;
 	if (d->kind == MK_LOG2)
 		return json_log2_hist(mdef_log2(d, o), 1);
 	if (d->kind == MK_BATCH)
@@ -182,6 +185,7 @@ static struct json_object *json_binding(const struct dmt_binding_snap *b,
 	add_str(o, "layout", b->layout);
 	json_object_object_add(o, "alive", json_object_new_boolean(b->alive));
 	json_object_object_add(o, "unbound", json_object_new_boolean(b->unbound));
+	add_str(o, "direction", b->tx ? "tx" : "rx");
 	json_rows(o, MO_BINDING, false, b, avail);
 	/* null held figures say why, when the hooks are there */
 	json_object_object_add(o, "held_reason", b->held_why ?

@@ -50,6 +50,12 @@ static bool in_pools_bytes(const void *o, double *v)
 }
 
 /* Light mode lists pools it has not located yet: holds and releases unknown. */
+/* the TX figures: a TX binding's (an RX binding sends nothing: null, not 0) */
+static bool binding_is_tx(const void *o)
+{
+	return ((const struct dmt_binding_snap *)o)->tx;
+}
+
 static bool pool_counters_known(const void *o)
 {
 	return !((const struct dmt_pool_snap *)o)->counters_unknown;
@@ -154,12 +160,12 @@ const struct mdef mdefs[] = {
 	  "Pages or niovs the pool took (page_pool_state_hold) since the collector saw it first.",
 	  PF(holds, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_HOLDS,
 	  .json = "holds", .prom = "devmemtop_page_pool_holds_total", .prom_seq = 1,
-	  .gate = true, .gate_help = "pages/niovs handed out by the pool" },
+	  .gate = true, .gate_help = "pages/niovs handed out by the pool", .positive = true },
 	{ "pool.releases", MT_COUNTER, MU_ITEMS,
 	  "Pages or niovs the pool gave back (page_pool_state_release) since the collector saw it first.",
 	  PF(releases, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_RELEASES,
 	  .json = "releases", .prom = "devmemtop_page_pool_releases_total", .prom_seq = 2,
-	  .gate = true, .gate_help = "pages/niovs returned to the pool" },
+	  .gate = true, .gate_help = "pages/niovs returned to the pool", .positive = true },
 	{ "pool.holds_page", MT_COUNTER, MU_ITEMS, "Holds of pages (not niovs) by the pool.",
 	  PF(holds_page, MR_U64), .known = pool_counters_known, .avail = DMT_M_POOL_HOLDS,
 	  .json = "holds_page" },
@@ -195,7 +201,7 @@ const struct mdef mdefs[] = {
 	  PH(refill, MK_BATCH), .avail = DMT_M_POOL_REFILL, .json = "refill_batch",
 	  .prom = "devmemtop_page_pool_refill_batch_items", .prom_seq = 5,
 	  .gate = true, .gate_help = "items per page pool refill (alloc cache fill)",
-	  .better = MB_HIGHER },
+	  .better = MB_HIGHER, .positive = true },
 
 	/*
 	 * The kernel's own page pool counters (page-pool-stats-get, issue 25):
@@ -278,7 +284,7 @@ const struct mdef mdefs[] = {
 	  "read (exact in every mode; pools of pages only).",
 	  PD(pool_refill_batch_mean), .avail = DMT_M_POOL_STATS, .json = "refill_batch_mean",
 	  .prom = "devmemtop_page_pool_refill_batch_mean_items", .absent = PPS_WHY,
-	  .gate = true, .agg = MA_MAX, .better = MB_HIGHER,
+	  .gate = true, .agg = MA_MAX, .better = MB_HIGHER, .positive = true,
 	  .col = "B.MEAN", .title = "mean refill batch" },
 	{ "pool.queue_rx_alloc_fail", MT_COUNTER, MU_NIOVS,
 	  "rx-alloc-fail of the RX queue the pool serves, as its driver reports it (qstats).",
@@ -304,6 +310,18 @@ const struct mdef mdefs[] = {
 	  GF(provider_calls, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS,
 	  .json = "provider_calls", .prom = "devmemtop_devmem_provider_calls_total",
 	  .prom_seq = 1 },
+	/* devmem TX (issue 35): what no TX binding's figures can carry */
+	{ "devmem.tx_no_binding", MT_COUNTER, MU_ITEMS,
+	  "Devmem sendmsg calls that named a dma-buf id with no TX binding (an unbound or "
+	  "RX binding's id): refused with EINVAL.",
+	  GF(tx_no_binding, MR_U64), .avail = DMT_M_BIND_TX, .json = "tx_no_binding",
+	  .prom = "devmemtop_devmem_tx_no_binding_total", .gate = true, .better = MB_LOWER,
+	  .rec_tag = 4 },
+	{ "devmem.tx_refs_untimed", MT_COUNTER, MU_ITEMS,
+	  "TX niov references the send-to-release histogram could not time (its map was "
+	  "full, or a reference taken before the tool attached was dropped).",
+	  GF(tx_ref_lost, MR_U64), .avail = DMT_M_BIND_TX, .json = "tx_refs_untimed",
+	  .prom = "devmemtop_devmem_tx_refs_untimed_total", .rec_tag = 5 },
 	/* queue-get and qstats-get (issue 25), at snapshot time in every mode */
 	{ "queues.rx_bound", MT_GAUGE, MU_NIOVS,
 	  "RX queues in the collector's network namespace bound to a dmabuf (devmem).",
@@ -330,7 +348,8 @@ const struct mdef mdefs[] = {
 	{ "binding.niov_size", MT_GAUGE, MU_BYTES,
 	  "Size of one niov of the binding (rx-page-size).",
 	  F(niov_size, MR_U32_NZ), .avail = -1, .json = "niov_size",
-	  .prom = "devmemtop_binding_niov_size_bytes", .gate = true, .agg = MA_MAX },
+	  .prom = "devmemtop_binding_niov_size_bytes", .gate = true, .agg = MA_MAX,
+	  .positive = true },
 	{ "binding.capacity_niovs", MT_GAUGE, MU_NIOVS, "Niovs the binding has in all.",
 	  F(total_niovs, MR_I64), .avail = DMT_M_BIND_OCCUPANCY, .json = "total_niovs",
 	  .prom = "devmemtop_binding_capacity_niovs" },
@@ -354,18 +373,18 @@ const struct mdef mdefs[] = {
 	{ "binding.alloc_calls", MT_COUNTER, MU_NIOVS,
 	  "Provider allocation calls that returned a niov.",
 	  F(alloc_calls, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS, .json = "alloc_calls",
-	  .prom = "devmemtop_binding_alloc_calls_total", .gate = true },
+	  .prom = "devmemtop_binding_alloc_calls_total", .gate = true, .positive = true },
 	{ "binding.alloc_niovs", MT_COUNTER, MU_NIOVS,
 	  "Niovs handed from the binding to page pools.",
 	  F(alloc_niovs, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS, .json = "alloc_niovs",
-	  .prom = "devmemtop_binding_alloc_niovs_total", .gate = true },
+	  .prom = "devmemtop_binding_alloc_niovs_total", .gate = true, .positive = true },
 	{ "binding.alloc_failures", MT_COUNTER, MU_NIOVS,
 	  "Allocations from the binding that failed (no free niov).",
 	  F(alloc_fail, MR_U64), .avail = DMT_M_BIND_ALLOC_FAIL, .json = "alloc_failures",
 	  .prom = "devmemtop_binding_alloc_failures_total", .gate = true, .better = MB_LOWER },
 	{ "binding.releases", MT_COUNTER, MU_NIOVS, "Niovs given back to the binding.",
 	  F(free_niovs_count, MR_U64), .avail = DMT_M_BIND_PROVIDER_CALLS, .json = "niov_frees",
-	  .prom = "devmemtop_binding_released_niovs_total", .gate = true },
+	  .prom = "devmemtop_binding_released_niovs_total", .gate = true, .positive = true },
 	{ "binding.out_at_unbind", MT_TOTAL, MU_NIOVS,
 	  "Niovs not free when the binding was unbound.",
 	  F(out_at_unbind, MR_I64), .avail = DMT_M_BIND_LEAKS, .json = "outstanding_at_unbind",
@@ -408,7 +427,8 @@ const struct mdef mdefs[] = {
 	{ "binding.tokens_handed", MT_COUNTER, MU_NIOVS,
 	  "Frag tokens of the binding handed to user space by recvmsg.",
 	  F(tok_handed, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS, .json = "tokens_handed",
-	  .prom = "devmemtop_binding_tokens_handed_total", .gate = true, .rec_tag = 5 },
+	  .prom = "devmemtop_binding_tokens_handed_total", .gate = true, .rec_tag = 5,
+	  .positive = true },
 	{ "binding.tokens_returned", MT_COUNTER, MU_NIOVS,
 	  "Frag tokens of the binding returned with SO_DEVMEM_DONTNEED.",
 	  F(tok_returned, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS,
@@ -432,10 +452,17 @@ const struct mdef mdefs[] = {
 	  "binding may return them), 3 both, 0 none yet.",
 	  F(token_mode, MR_U32), .avail = DMT_M_BIND_TOKEN_EVENTS, .json = "token_mode",
 	  .prom = "devmemtop_binding_token_mode", .rec_tag = 21, .agg = MA_MAX },
+	/* issue 35: the JSON's "direction" and the Prometheus label say it; the
+	 * row carries it through recordings (report, HTML, compare)
+	 */
+	{ "binding.tx", MT_GAUGE, MU_ITEMS,
+	  "1 for a TX binding (bind-tx: niovs sent from), 0 for an RX binding.",
+	  F(tx, MR_U32), .avail = -1, .rec_tag = 22, .agg = MA_MAX },
 	/* compare (issue 20): bytes per run for cpu per GiB, niovs and calls per MiB */
 	{ "binding.rx_bytes", MT_COUNTER, MU_BYTES,
 	  "Bytes returned by recvmsg calls that handed out the binding's frag tokens.",
-	  F(rx_bytes, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS, .gate = true, .rec_tag = 9 },
+	  F(rx_bytes, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS, .gate = true, .rec_tag = 9,
+	  .positive = true },
 	/* latency histograms: JSON version 1 shows them whatever the availability */
 	{ "binding.alloc_latency", MT_GAUGE, MU_NS, "Time per provider allocation call.",
 	  BH(alloc_lat_ns), .avail = DMT_M_BIND_ALLOC_LATENCY, .json = "alloc_latency_ns",
@@ -444,7 +471,7 @@ const struct mdef mdefs[] = {
 	  .native_help = "Time per provider allocation call (native, exact log2 buckets; "
 			 "classic: _seconds).",
 	  .gate = true, .gate_help = "provider allocation call latency", .better = MB_LOWER,
-	  .title = "alloc latency", .title_long = "provider alloc latency" },
+	  .positive = true, .title = "alloc latency", .title_long = "provider alloc latency" },
 	{ "binding.alloc_latency_per_niov", MT_GAUGE, MU_NS,
 	  "Time per niov within a provider allocation call.",
 	  BH(alloc_lat_niov_ns), .avail = DMT_M_BIND_ALLOC_LATENCY,
@@ -454,7 +481,7 @@ const struct mdef mdefs[] = {
 	  .native_help = "Time per niov within a provider allocation call (native, exact log2 "
 			 "buckets; classic: _seconds).",
 	  .gate = true, .gate_help = "provider allocation latency divided by niovs returned",
-	  .better = MB_LOWER, .title = "alloc latency per niov",
+	  .better = MB_LOWER, .positive = true, .title = "alloc latency per niov",
 	  .title_long = "provider alloc latency per niov" },
 	{ "binding.free_latency", MT_GAUGE, MU_NS, "Time to give one niov back to the binding.",
 	  BH(free_lat_ns), .avail = DMT_M_BIND_FREE_LATENCY, .json = "free_latency_ns",
@@ -463,7 +490,7 @@ const struct mdef mdefs[] = {
 	  .native_help = "Time to give one niov back to the binding (native, exact log2 "
 			 "buckets; classic: _seconds).",
 	  .gate = true, .gate_help = "niov release latency", .better = MB_LOWER,
-	  .title = "free latency", .title_long = "niov free latency" },
+	  .positive = true, .title = "free latency", .title_long = "niov free latency" },
 	{ "binding.held_why", MT_GAUGE, MU_NIOVS,
 	  "Why held_tokens and held_by_sockets are unknown (enum dmt_held_why).",
 	  F(held_why, MR_U32), .avail = DMT_M_BIND_HELD_BY_SOCKETS, .rec_tag = 8 },
@@ -471,6 +498,40 @@ const struct mdef mdefs[] = {
 	  F(rx_queues, MR_I64), .avail = DMT_M_QUEUES, .json = "rx_queues",
 	  .prom = "devmemtop_binding_rx_queues", .gate = true, .rec_tag = 10,
 	  .col = "RXQ", .title = "RX queues", .top = true },
+	/* devmem TX (issue 35): a TX binding's sends, since attach */
+	{ "binding.tx_sendmsg_calls", MT_COUNTER, MU_ITEMS,
+	  "Devmem sendmsg calls (SCM_DEVMEM_DMABUF) that named the TX binding.",
+	  F(tx_sendmsg, MR_U64), .known = binding_is_tx, .present = binding_is_tx, .avail = DMT_M_BIND_TX,
+	  .json = "tx_sendmsg_calls", .prom = "devmemtop_binding_tx_sendmsg_calls_total",
+	  .gate = true, .rec_tag = 23, .positive = true },
+	{ "binding.tx_bytes", MT_COUNTER, MU_BYTES,
+	  "Bytes devmem sendmsg calls put into skbs from the TX binding.",
+	  F(tx_bytes, MR_U64), .known = binding_is_tx, .present = binding_is_tx, .avail = DMT_M_BIND_TX,
+	  .json = "tx_bytes", .prom = "devmemtop_binding_tx_bytes_total", .gate = true,
+	  .rec_tag = 24, .positive = true },
+	{ "binding.tx_errors", MT_COUNTER, MU_ITEMS,
+	  "Devmem sends the TX binding refused: an iov offset past the end of its dma-buf, "
+	  "or a route to a device it is not bound to.",
+	  F(tx_errors, MR_U64), .known = binding_is_tx, .present = binding_is_tx, .avail = DMT_M_BIND_TX,
+	  .json = "tx_errors", .prom = "devmemtop_binding_tx_errors_total", .gate = true,
+	  .rec_tag = 25, .better = MB_LOWER },
+	{ "binding.tx_niov_refs", MT_GAUGE, MU_NIOVS,
+	  "References skbs in flight hold on the TX binding's niovs (a niov in two skbs "
+	  "counts twice); unknown for a binding made before the tool attached.",
+	  F(tx_niov_refs, MR_I64), .known = binding_is_tx, .present = binding_is_tx, .avail = DMT_M_BIND_TX,
+	  .json = "tx_niov_refs", .prom = "devmemtop_binding_tx_niov_refs", .gate = true,
+	  .rec_tag = 26 },
+	{ "binding.tx_ref_time", MT_GAUGE, MU_NS,
+	  "Time a TX niov stays referenced by skbs: from its first reference (the send) to "
+	  "its last (the skb freed after the device read it).",
+	  BH(tx_ref_time_ns), .known = binding_is_tx, .present = binding_is_tx, .avail = DMT_M_BIND_TX,
+	  .json = "tx_ref_time_ns", .prom = "devmemtop_binding_tx_ref_time_seconds",
+	  .prom_div = 1e9, .prom_native = "devmemtop_binding_tx_ref_time_nanoseconds",
+	  .native_help = "Time a TX niov stays referenced by skbs (native, exact log2 "
+			 "buckets; classic: _seconds).",
+	  .gate = true, .gate_help = "TX niov send-to-release time", .better = MB_LOWER,
+	  .positive = true, .rec_tag = 27, .title = "TX reference time",
+	  .title_long = "TX niov send-to-release time" },
 };
 
 #undef F

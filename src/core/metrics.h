@@ -132,6 +132,13 @@ struct mdef {
 	uint16_t rec_tag;		/* recording: tag in the object's tail; 0: not there */
 	enum mdef_better better;	/* compare: lower or higher is better */
 	/*
+	 * compare: the figure is > 0 by nature (a latency, a size, a batch, a
+	 * flow of traffic), so every aggregation of it is too and its change
+	 * is a ratio (log scale, docs/compare.md "Two scales"); false: it can
+	 * be 0 or negative (failures, leaks, levels), a difference.
+	 */
+	bool positive;
+	/*
 	 * People's views: a binding's log2 histogram with a title is in report,
 	 * the HTML page and the live view's detail pane ("alloc latency");
 	 * title_long where the chart stands alone (HTML), NULL: title.

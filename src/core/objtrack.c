@@ -445,10 +445,11 @@ static void run_tokens(struct objrun *r, const struct dmt_snapshot *s)
 
 static struct objrun_holder *run_holder_get(struct objrun *r, const struct dmt_holder_snap *h)
 {
+	struct dmt_holder_key key = tokens__holder_key(h);
 	struct objrun_holder *t;
 
 	for (size_t k = 0; k < r->n_holders; k++)
-		if (r->holders[k].pid == h->pid && r->holders[k].binding_id == h->binding_id)
+		if (tokens__holder_key_eq(&r->holders[k].key, &key))
 			return &r->holders[k];
 	if (r->n_holders == OBJRUN_MAX_HOLDERS) {
 		r->holders_over++;
@@ -458,6 +459,8 @@ static struct objrun_holder *run_holder_get(struct objrun *r, const struct dmt_h
 		return NULL;
 	t = &r->holders[r->n_holders++];
 	memset(t, 0, sizeof(*t));
+	t->key = key;
+	t->sock_ino = h->sock_ino;
 	t->pid = h->pid;
 	t->binding_id = h->binding_id;
 	memcpy(t->comm, h->comm, sizeof(t->comm));
@@ -466,11 +469,12 @@ static struct objrun_holder *run_holder_get(struct objrun *r, const struct dmt_h
 	return t;
 }
 
-/* Each (pid, binding) at its peak: see struct objrun_holder. */
+/* Each holder (tokens__holder_key()) at its peak: see struct objrun_holder. */
 static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
 {
 	for (size_t i = 0; i < s->n_holders; i++) {
 		const struct dmt_holder_snap *h = &s->holders[i];
+		struct dmt_holder_key key = tokens__holder_key(h);
 		struct objrun_holder *t = run_holder_get(r, h);
 		uint64_t tok = 0, niovs = 0, age = 0;
 		bool known = false;
@@ -480,9 +484,11 @@ static int run_holders(struct objrun *r, const struct dmt_snapshot *s)
 				return -ENOMEM;
 			continue;
 		}
-		/* this snapshot's sockets of that process on that binding */
+		/* this snapshot's sockets of that holder */
 		for (size_t k = 0; k < s->n_holders; k++) {
-			if (s->holders[k].pid != h->pid || s->holders[k].binding_id != h->binding_id)
+			struct dmt_holder_key kk = tokens__holder_key(&s->holders[k]);
+
+			if (!tokens__holder_key_eq(&kk, &key))
 				continue;
 			tok += s->holders[k].tokens;
 			niovs += s->holders[k].niovs;

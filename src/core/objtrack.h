@@ -136,7 +136,8 @@ struct objrun_binding {
 };
 
 /*
- * A process holding frag tokens of a binding, at its peak over the run: its
+ * A process holding frag tokens of a binding (a socket, when its process
+ * is unknown: tokens__holder_key()), at its peak over the run: its
  * sockets' tokens summed per snapshot, the most at once (with their niovs),
  * the oldest token seen; comm and cgroup from its first sighting (issue
  * 24: a process's cgroup is where its first token found it). The oldest
@@ -146,7 +147,9 @@ struct objrun_binding {
  * unknown, and the views say "-" or null, never 0.
  */
 struct objrun_holder {
-	uint32_t pid, binding_id;
+	struct dmt_holder_key key;	/* which holder (tokens__holder_key()) */
+	uint32_t pid, binding_id;	/* pid 0: unknown, never shown as 0 */
+	uint64_t sock_ino;		/* its socket's inode, 0 unknown */
 	char comm[16];
 	uint64_t tokens, niovs, oldest_age_ns;
 	bool age_known;
@@ -156,7 +159,7 @@ struct objrun_holder {
 	char cgroup[DMT_CGROUP_PATH_MAX];
 };
 
-/* (pid, binding) rows kept; sightings of further ones: holders_over */
+/* holder rows kept; sightings of further ones: holders_over */
 #define OBJRUN_MAX_HOLDERS	1024
 
 struct objrun {

@@ -93,22 +93,75 @@ static enum podcg_qos qos_of(const char *s)
 }
 
 /*
- * systemd driver: "kubepods[-QOS][-pod<uid>].slice" segments; returns 1
- * when seg named the pod (uid parsed), 0 for a QoS/parent slice.
+ * The kubelet's kubepods node, if the path starts with one: the systemd
+ * driver's is a slice at the root ("kubepods.slice") or at the end of a
+ * chain of slices from the root, each named after its parent as systemd
+ * names nested slices ("kubelet.slice/kubelet-kubepods.slice": the
+ * kubelet's --cgroup-root=/kubelet); the cgroupfs driver's is "/kubepods".
+ * Only root and systemd make cgroups there: a delegated subtree (a
+ * systemd user manager, a container that may create cgroups) lies below a
+ * .service or .scope and breaks the chain. 1 and *p past it, name the
+ * kubepods slice's name without ".slice" (systemd); 0: not there.
  */
-static int systemd_slice(char *seg, struct podcg *pc)
+static int kubelet_root(const char **p, struct podcg *pc, char *name)
 {
-	char *pod, *k;
+	char seg[SEG_MAX], prefix[SEG_MAX] = "";
 
-	if (!strip_suffix(seg, ".slice"))
+	while (next_seg(p, seg)) {
+		size_t n = strlen(prefix);
+
+		if (!n && !strcmp(seg, "kubepods"))
+			return 1;	/* cgroupfs, at the root */
+		if (!strip_suffix(seg, ".slice"))
+			return 0;
+		/* a slice at the root, or one named after its parent slice */
+		if (n && (strncmp(seg, prefix, n) || seg[n] != '-' || !seg[n + 1]))
+			return 0;
+		if (!strcmp(seg + (n ? n + 1 : 0), "kubepods")) {
+			pc->driver_systemd = 1;
+			strcpy(name, seg);
+			return 1;
+		}
+		strcpy(prefix, seg);
+	}
+	return 0;
+}
+
+/* A segment naming kubepods the way either driver does. */
+static bool names_kubepods(const char *path)
+{
+	char seg[SEG_MAX];
+	const char *p = path;
+
+	while (next_seg(&p, seg))
+		if (!strcmp(seg, "kubepods") ||
+		    (strip_suffix(seg, ".slice") && (!strcmp(seg, "kubepods") ||
+						     strstr(seg, "-kubepods"))))
+			return true;
+	return false;
+}
+
+/*
+ * systemd driver, below the kubepods slice K: "K-QOS.slice", then
+ * "<parent>-pod<uid>.slice". 1: seg named the pod (uid parsed), 0: the
+ * QoS slice; parent: the name its child must extend.
+ */
+static int systemd_slice(char *seg, char *parent, struct podcg *pc)
+{
+	size_t n = strlen(parent);
+
+	if (!strip_suffix(seg, ".slice") || strncmp(seg, parent, n) || seg[n] != '-')
 		return -EINVAL;
-	k = strstr(seg, "kubepods-");
-	if (k && strncmp(k + 9, "pod", 3))
-		pc->qos = qos_of(k + 9);
-	pod = strstr(seg, "-pod");
-	if (!pod)
-		return 0;
-	return parse_uid(pod + 4, '_', pc->pod_uid) ? -EINVAL : 1;
+	seg += n + 1;
+	if (!strncmp(seg, "pod", 3))
+		return parse_uid(seg + 3, '_', pc->pod_uid) ? -EINVAL : 1;
+	if (pc->qos != PODCG_GUARANTEED ||
+	    (strcmp(seg, "burstable") && strcmp(seg, "besteffort")))
+		return -EINVAL;
+	pc->qos = qos_of(seg);
+	strcpy(parent + n, "-");
+	strcpy(parent + n + 1, seg);
+	return 0;
 }
 
 /* A container segment below the pod: "<runtime>-<id>.scope" or a bare/crio- id. */
@@ -140,13 +193,18 @@ static int container_seg(char *seg, struct podcg *pc)
 int podcg__parse(const char *path, struct podcg *out)
 {
 	struct podcg pc = { .runtime = "", .qos = PODCG_GUARANTEED };
-	char seg[SEG_MAX];
+	char seg[SEG_MAX], parent[SEG_MAX] = "";
 	const char *p = path;
-	bool in_kubepods = false, have_pod = false;
+	bool have_pod = false;
 	int err;
 
 	if (!path)
 		return -EINVAL;
+	/* cut to its tail (cgpath__path()): what is above is not known */
+	if (!strncmp(path, "/...", 4))
+		return -ENAMETOOLONG;
+	if (!kubelet_root(&p, &pc, parent))
+		return names_kubepods(path) ? -EPERM : -ENOENT;
 	while (next_seg(&p, seg)) {
 		if (have_pod) {
 			err = container_seg(seg, &pc);
@@ -154,19 +212,8 @@ int podcg__parse(const char *path, struct podcg *out)
 				return err;
 			break;	/* anything deeper is the container's own */
 		}
-		if (!in_kubepods) {
-			/* "kubepods.slice", "kubelet-kubepods.slice", "kubepods" */
-			if (!strcmp(seg, "kubepods")) {
-				in_kubepods = true;
-			} else if (!strcmp(seg, "kubepods.slice") ||
-				   (strstr(seg, "-kubepods") && strip_suffix(seg, ".slice"))) {
-				in_kubepods = true;
-				pc.driver_systemd = 1;
-			}
-			continue;
-		}
 		if (pc.driver_systemd) {
-			err = systemd_slice(seg, &pc);
+			err = systemd_slice(seg, parent, &pc);
 			if (err < 0)
 				return err;
 			have_pod = err;
@@ -174,16 +221,26 @@ int podcg__parse(const char *path, struct podcg *out)
 			if (parse_uid(seg + 3, '-', pc.pod_uid))
 				return -EINVAL;
 			have_pod = true;
-		} else if (!strcmp(seg, "burstable") || !strcmp(seg, "besteffort")) {
+		} else if (pc.qos == PODCG_GUARANTEED &&
+			   (!strcmp(seg, "burstable") || !strcmp(seg, "besteffort"))) {
 			pc.qos = qos_of(seg);
 		} else {
 			return -EINVAL;
 		}
 	}
-	if (!in_kubepods)
-		return -ENOENT;
 	if (!have_pod)
-		return -ENOENT;	/* a QoS slice itself: no pod */
+		return -ENOENT;	/* kubepods or a QoS slice itself: no pod */
 	*out = pc;
 	return 0;
+}
+
+const char *podcg_why(int err)
+{
+	switch (err) {
+	case 0:			return "";
+	case -ENOENT:		return "not a pod";
+	case -EPERM:		return "not a pod: kubepods outside the kubelet's root";
+	case -ENAMETOOLONG:	return "not a pod: path cut short";
+	default:		return "not a pod: malformed kubelet path";
+	}
 }

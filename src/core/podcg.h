@@ -8,8 +8,15 @@
  *   /kubepods/burstable/pod<uid>/<id>       (containerd; CRI-O: crio-<id>)
  * for the three QoS classes (guaranteed pods sit right under kubepods),
  * containerd (cri-containerd-), CRI-O (crio-) and cri-dockerd (docker-)
- * container names, anywhere below a prefix (kind nodes, a kubelet in its
- * own slice). Pure string parsing: no I/O.
+ * container names. Only where the kubelet puts its hierarchy: kubepods at
+ * the root of the walked cgroup2 tree, or (systemd, the kubelet's
+ * --cgroup-root) at the end of a chain of slices from that root, each
+ * named after its parent ("/kubelet.slice/kubelet-kubepods.slice"). Root
+ * and systemd alone make cgroups there; kubepods anywhere else (a systemd
+ * user manager's delegated subtree, a container that may create cgroups:
+ * anyone could name a directory after any pod) is not a pod, and nor is
+ * a path cut to its tail ("/..." first, cgpath__path()): what was above
+ * it is not known. Pure string parsing: no I/O.
  *
  *   struct podcg pc;
  *   if (!podcg__parse("/kubepods/besteffort/pod.../abc...", &pc)) pc.pod_uid ...
@@ -29,10 +36,15 @@ struct podcg {
 
 /*
  * 0 and *out filled when path is a Kubernetes pod's cgroup or below one;
- * -ENOENT when it is not under kubepods (a host process); -EINVAL when it
- * is but does not parse (a malformed pod uid or container id).
+ * else not a pod: -ENOENT when it is not under kubepods (a host process),
+ * -EPERM when it names kubepods outside the kubelet's root,
+ * -ENAMETOOLONG when it was cut short ("/..."), -EINVAL when it is under
+ * the kubelet's kubepods but does not parse (a malformed pod uid or
+ * container id, a segment the kubelet does not make).
  */
 int podcg__parse(const char *path, struct podcg *out);
+/* Why podcg__parse() said err, for people: "not a pod: ..."; "" for 0. */
+const char *podcg_why(int err);
 const char *podcg_qos_name(enum podcg_qos q);
 
 #endif /* DEVMEMTOP_PODCG_H */

@@ -347,8 +347,10 @@ static void put_tokens(struct rec_buf *b, const struct dmt_snapshot *s)
 
 /*
  * After the token section (issue 24): each holder's cgroup, in the token
- * section's order, "u32 n, n x (u32 len, u64 cgroup id, str path)". Each
- * entry is length-prefixed so later fields can follow the path; readers
+ * section's order, "u32 n, n x (u32 len, u64 cgroup id, str path[, u64
+ * socket inode])", the inode only when known (issue 37: light mode's
+ * sockets whose process is unknown are told apart by it). Each entry is
+ * length-prefixed so later fields can follow the path; readers
  * before it stop after the token section (a snapshot's trailing bytes are
  * not read), and this one takes it only when it is there.
  */
@@ -363,6 +365,8 @@ static void put_holder_cgroups(struct rec_buf *b, const struct dmt_snapshot *s)
 		put_u32(b, 0);
 		put_u64(b, s->holders[i].cgroup_id);
 		put_str(b, s->holders[i].cgroup);
+		if (s->holders[i].sock_ino)
+			put_u64(b, s->holders[i].sock_ino);
 		patch_u32(b, off, b->len - off - 4);
 	}
 }
@@ -989,6 +993,8 @@ static void get_holder_cgroups(struct rd *r, struct dmt_snapshot *s)
 		sub_begin(r, &e, "holder cgroup");
 		h->cgroup_id = get_u64(&e, "holder cgroup");
 		get_str(&e, h->cgroup, sizeof(h->cgroup), "holder cgroup path");
+		if (!e.err && e.len - e.off >= 8)
+			h->sock_ino = get_u64(&e, "holder socket inode");
 		if (e.err)
 			r->err = e.err;
 	}
@@ -1032,7 +1038,7 @@ int rec_decode_snapshot(const void *p, size_t len, const struct dmt_availability
 	s->wall_ns = get_u64(&r, "snapshot");
 	s->interval_s = get_f64(&r, "snapshot");
 	s->seq = get_u64(&r, "snapshot");
-	s->mode = get_enum(&r, get_u32(&r, "snapshot"), DMT_MODE_LIGHT, "attach mode");
+	s->mode = get_enum(&r, get_u32(&r, "snapshot"), DMT_MODE_DEVMEM, "attach mode");
 	has_avail = get_u8(&r, "snapshot");
 	if (has_avail == 1)
 		get_avail(&r, s->avail, s->mode);
@@ -1108,7 +1114,7 @@ static int decode_meta(const uint8_t *p, size_t len, struct rec_meta *m, char *w
 	m->start_wall_ns = get_u64(&r, "meta");
 	m->start_mono_ns = get_u64(&r, "meta");
 	m->interval_ns = get_u64(&r, "meta");
-	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_LIGHT, "attach mode");
+	m->mode = get_enum(&r, get_u32(&r, "meta"), DMT_MODE_DEVMEM, "attach mode");
 	get_avail(&r, m->avail, m->mode);
 	n = get_count(&r, 2, REC_MAX_PROBE_LOG, "probe log line");
 	if (!r.err && n) {

@@ -254,6 +254,7 @@ struct dmt_binding_snap *snapbuild_binding_new(struct dmt_snapshot *s, uint32_t 
 	b->out_at_unbind = b->out_at_free = -1;
 	b->occupancy = -1;
 	b->rx_queues = -1;
+	b->tx_niov_refs = -1;
 	return b;
 }
 
@@ -282,6 +283,7 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 	b->dmabuf_size = v->dmabuf_size;
 	b->niov_size = v->niov_size;
 	b->unbound = v->flags & DMT_BIND_UNBOUND;
+	b->tx = !!(v->flags & DMT_BIND_TX);
 	b->alive = !(v->flags & DMT_BIND_FREED);
 	if (v->flags & DMT_BIND_FREELIST)
 		b->layout = "freelist";
@@ -301,6 +303,13 @@ struct dmt_binding_snap *snapbuild_add_binding(struct dmt_snapshot *s,
 	copy_log2(&b->alloc_lat_ns, &v->alloc_lat);
 	copy_log2(&b->alloc_lat_niov_ns, &v->alloc_lat_niov);
 	copy_log2(&b->free_lat_ns, &v->free_lat);
+	b->tx_sendmsg = v->tx_sendmsg;
+	b->tx_bytes = v->tx_bytes;
+	b->tx_errors = v->tx_errors;
+	/* every reference is seen only on a binding made after the attach */
+	if (b->tx && (v->flags & DMT_BIND_SEEN_CREATE) && v->tx_refs_taken >= v->tx_refs_dropped)
+		b->tx_niov_refs = (int64_t)(v->tx_refs_taken - v->tx_refs_dropped);
+	copy_log2(&b->tx_ref_time_ns, &v->tx_ref_time);
 	return b;
 }
 
@@ -374,8 +383,31 @@ void snapbuild_apply_walk(struct dmt_binding_snap *b, const struct dmt_walk *w,
 
 void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known)
 {
+	/*
+	 * The kernel frees a binding only after its last pool let go of it,
+	 * so a freed binding has nothing in pools: a pool linked here was
+	 * read (pools are read first) before its destroy and the free that
+	 * followed, and its inflight is stale (seen in the lab: freed, in
+	 * pools 26).
+	 */
+	if (!b->alive) {
+		b->pools = 0;
+		b->in_pools = in_pools_known ? 0 : -1;
+	}
 	if (b->in_pools < 0 && in_pools_known)
 		b->in_pools = 0;
+	/*
+	 * A TX binding's niovs are sent from (tx_vec), never allocated: its
+	 * allocator reads all free, and it has no RX pool or token. Those RX
+	 * figures are unknown with the reason, never 0.
+	 */
+	if (b->tx) {
+		b->free_niovs = -1;
+		b->in_pools = -1;
+		b->held_by_sockets = -1;
+		b->held_tokens = -1;
+		b->held_why = DMT_HELD_TX;
+	}
 	if (b->total_niovs > 0 && b->free_niovs >= 0)
 		b->occupancy = (double)(b->total_niovs - b->free_niovs) / b->total_niovs;
 }

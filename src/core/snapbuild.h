@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "nlrec.h"
 #include "snapshot.h"
-#include "nl.h"
 
 enum dmt_pool_kind snapbuild_pool_kind(const struct dmt_pool *v);
 void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p);

@@ -75,6 +75,7 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_QUEUES]			= "netlink_queues",
 	[DMT_M_QSTATS]			= "netlink_qstats",
 	[DMT_M_BIND_TOKEN_EVENTS]	= "binding_token_events",
+	[DMT_M_BIND_TX]			= "binding_tx",
 };
 
 const char *dmt_held_why_text(uint32_t why)
@@ -98,6 +99,8 @@ const char *dmt_held_why_text(uint32_t why)
 		[DMT_HELD_NO_UREF] = "unavailable: kernel without net_iov.uref: a socket reads "
 				     "this binding with SO_DEVMEM_AUTORELEASE off, its tokens are "
 				     "counted nowhere devmemtop can read",
+		[DMT_HELD_TX] = "unavailable: a TX binding (bind-tx): its niovs are sent "
+				"from, never allocated to RX pools or handed out as tokens",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";
@@ -126,6 +129,8 @@ const char *dmt_mode_name(enum dmt_attach_mode m)
 		return "tracepoint-only";
 	case DMT_MODE_LIGHT:
 		return "light";
+	case DMT_MODE_DEVMEM:
+		return "devmem";
 	}
 	return "unknown";
 }

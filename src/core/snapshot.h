@@ -2,7 +2,7 @@
 /*
  * The snapshot model: what one collection of the kernel's page pools,
  * devmem bindings and frag tokens looks like, with the availability of
- * every metric. The collector (src/collector.c) fills it; everything in
+ * every metric. The collector (src/collector/) fills it; everything in
  * src/core/ (builder, metric table, formats, gate, recordings) and every
  * command reads it. Nothing here knows libbpf.
  *
@@ -44,6 +44,7 @@ enum dmt_metric {
 	DMT_M_QUEUES,			/* netdev genl queue-get: RX queue -> binding */
 	DMT_M_QSTATS,			/* netdev genl qstats-get */
 	DMT_M_BIND_TOKEN_EVENTS,	/* tokens handed/returned/released, rx bytes */
+	DMT_M_BIND_TX,			/* devmem TX: sends, bytes, errors, skb references */
 	DMT_M__COUNT,
 };
 
@@ -61,6 +62,7 @@ enum dmt_held_why {
 	DMT_HELD_OTHER_NETNS,		/* light: device in a netns the walk does not see */
 	DMT_HELD_UREF_INCOMPLETE,	/* light: the binding's net_iov uref walk failed */
 	DMT_HELD_NO_UREF,		/* light: autorelease off on a kernel without uref */
+	DMT_HELD_TX,			/* a TX binding: no RX tokens, no RX allocator */
 };
 
 struct dmt_availability {
@@ -80,6 +82,14 @@ enum dmt_attach_mode {
 	 * at snapshot time, per-call hooks, sampled per-page windows.
 	 */
 	DMT_MODE_LIGHT,
+	/*
+	 * The default (issue 36): no program on the per-page page_pool
+	 * tracepoints outside light mode's sampling windows. Pools of pages
+	 * and the counters of devmem pools are read at snapshot time; every
+	 * devmem figure comes from devmem-only hooks (the provider's alloc and
+	 * release, binding lifecycle, frag tokens) exactly as in the full mode.
+	 */
+	DMT_MODE_DEVMEM,
 };
 
 enum dmt_pool_state {
@@ -182,6 +192,7 @@ struct dmt_binding_snap {
 	const char *layout;		/* "gen_pool", "freelist", "unknown" */
 	bool alive;			/* false once freed (reported once) */
 	bool unbound;
+	uint32_t tx;			/* 1: a TX binding (bind-tx), 0: RX */
 
 	int64_t total_niovs;		/* -1 unknown */
 	int64_t free_niovs;		/* -1 unknown */
@@ -214,6 +225,12 @@ struct dmt_binding_snap {
 	uint64_t tok_drained;		/* abandoned without autorelease, drained at unbind */
 	uint32_t token_mode;		/* enum dmt_token_mode bits of the frags read */
 	int64_t rx_queues;		/* RX queues bound to it (queue-get), -1 unknown */
+	/* a TX binding's sends since attach (DMT_M_BIND_TX; RX bindings: unknown) */
+	uint64_t tx_sendmsg;		/* devmem sendmsg calls that named it */
+	uint64_t tx_bytes;		/* bytes they put into skbs */
+	uint64_t tx_errors;		/* sends it refused */
+	int64_t tx_niov_refs;		/* references skbs hold on its niovs now, -1 unknown */
+	struct hist_log2 tx_ref_time_ns;	/* per niov: first reference to last */
 };
 
 /* binding.token_mode: which SO_DEVMEM_AUTORELEASE modes its frags came in */
@@ -261,6 +278,8 @@ struct dmt_snapshot {
 	uint64_t ringbuf_drops;
 	uint64_t map_full;		/* pools/bindings we could not track */
 	uint64_t lat_missed;		/* exits with no matching entry */
+	uint64_t tx_no_binding;		/* devmem sends naming no TX binding */
+	uint64_t tx_ref_lost;		/* TX niov references not timed */
 	bool bpf_stats_enabled;
 	size_t n_progs;
 	struct dmt_prog_stat *progs;

@@ -350,7 +350,7 @@ int stats__hl_shift(const double *base, size_t na, const double *cand, size_t nb
 	if (!na || !nb || !(conf > 0 && conf < 1) || !all_finite(base, na) ||
 	    !all_finite(cand, nb))
 		return -EINVAL;
-	if (nd / na != nb || nd > (16u << 20))
+	if (nd / na != nb || nd > STATS_SHIFT_MAX)
 		return -E2BIG;
 	d = malloc(nd * sizeof(*d));
 	if (!d)

@@ -73,8 +73,10 @@ struct stats_shift {
 /*
  * conf in (0, 1), e.g. 0.95. -EDOM when the samples are too small for any
  * interval at that confidence (3 and 3 values: the widest one is 90 %);
- * the estimate is still filled in.
+ * the estimate is still filled in. -E2BIG past STATS_SHIFT_MAX
+ * differences (na * nb).
  */
+#define STATS_SHIFT_MAX		(16u << 20)
 int stats__hl_shift(const double *base, size_t na, const double *cand, size_t nb, double conf,
 		    struct stats_shift *s);
 

@@ -2,6 +2,7 @@
 /* Escaping kernel- and file-supplied strings for text output (textsafe.h). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "textsafe.h"
 
@@ -127,4 +128,49 @@ int textsafe_is_clean(const char *s)
 		s += n;
 	}
 	return 1;
+}
+
+char *textsafe_line(char *buf, size_t len)
+{
+	char *copy;
+
+	if (!len || textsafe_is_clean(buf))
+		return buf;
+	copy = strdup(buf);
+	if (copy) {
+		textsafe_str(buf, len, copy);
+		free(copy);
+		return buf;
+	}
+	/* no memory for the copy: still no raw byte that needs escaping */
+	for (char *p = buf; *p; p++)
+		if (!textsafe_char(p))
+			*p = '?';
+	return buf;
+}
+
+void textsafe_xml(FILE *f, const char *s)
+{
+	while (*s) {
+		size_t n;
+
+		switch (*s) {
+		case '<': fputs("&lt;", f); s++; continue;
+		case '>': fputs("&gt;", f); s++; continue;
+		case '&': fputs("&amp;", f); s++; continue;
+		case '"': fputs("&quot;", f); s++; continue;
+		case '\'': fputs("&apos;", f); s++; continue;
+		case '\t': case '\n': case '\r': fputc(*s, f); s++; continue;
+		}
+		/*
+		 * XML 1.0 allows no other control character, and the file says
+		 * UTF-8: anything else is shown as \xNN (textsafe.h)
+		 */
+		n = textsafe_char(s);
+		if (n)
+			fwrite(s, 1, n, f);
+		else
+			fprintf(f, "\\x%02x", (unsigned char)*s);
+		s += n ? n : 1;
+	}
 }

@@ -21,6 +21,7 @@
 #define DEVMEMTOP_TEXTSAFE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * Length (1-4) of the printable, well-formed UTF-8 character at s, or 0
@@ -50,6 +51,20 @@ char *textsafe_col(char *buf, size_t len, const char *s, int width);
  * else s escaped into buf as textsafe_str() does. Returns s or buf.
  */
 const char *textsafe_utf8(char *buf, size_t len, const char *s);
+
+/*
+ * A message in buf (len bytes) escaped in place as textsafe_str() does:
+ * one line with no raw control character or invalid UTF-8, for messages
+ * that quote a file. Returns buf.
+ */
+char *textsafe_line(char *buf, size_t len);
+
+/*
+ * s as XML 1.0 character data or attribute text (the file says UTF-8):
+ * markup characters as entities, tab, newline and CR kept, anything
+ * textsafe_char() refuses as a visible "\xNN". JUnit writers.
+ */
+void textsafe_xml(FILE *f, const char *s);
 
 /* True when s needs no escaping. */
 int textsafe_is_clean(const char *s);

@@ -215,23 +215,45 @@ void tok_agg__free(struct tok_agg *a)
 	memset(a, 0, sizeof(*a));
 }
 
+struct dmt_holder_key tokens__holder_key(const struct dmt_holder_snap *h)
+{
+	struct dmt_holder_key k = { .pid = h->pid, .binding_id = h->binding_id };
+
+	if (!h->pid)
+		k.sock_ino = h->sock_ino;
+	if (!h->pid && !h->sock_ino)
+		k.cgroup_id = h->cgroup_id;
+	return k;
+}
+
+bool tokens__holder_key_eq(const struct dmt_holder_key *a, const struct dmt_holder_key *b)
+{
+	return a->pid == b->pid && a->binding_id == b->binding_id &&
+	       a->sock_ino == b->sock_ino && a->cgroup_id == b->cgroup_id;
+}
+
 char *tokens__holder_where(const struct dmt_holder_snap *h, bool short_id, char *buf,
 			   size_t len)
 {
 	struct podcg pc;
+	int err = h->cgroup[0] ? podcg__parse(h->cgroup, &pc) : -ENOENT;
 
-	if (h->cgroup[0] && !podcg__parse(h->cgroup, &pc)) {
+	if (h->cgroup[0] && !err) {
 		int n = snprintf(buf, len, "pod %s", pc.pod_uid);
 
 		if (pc.container_id[0] && n >= 0 && (size_t)n < len)
 			snprintf(buf + n, len - n, " %s%s%.*s", pc.runtime,
 				 pc.runtime[0] ? "://" : "", short_id ? 12 : 64,
 				 pc.container_id);
+	} else if (h->cgroup[0] && err != -ENOENT) {
+		/* it looks like a pod's and is not: say so */
+		snprintf(buf, len, "%s (%s)", h->cgroup, podcg_why(err));
 	} else if (h->cgroup[0]) {
 		snprintf(buf, len, "%s", h->cgroup);
 	} else if (h->cgroup_id) {
-		snprintf(buf, len, "cgroup %llu (path unknown)",
-			 (unsigned long long)h->cgroup_id);
+		snprintf(buf, len, "cgroup %llu (path unknown%s)",
+			 (unsigned long long)h->cgroup_id,
+			 h->cgroup_cut ? ": cgroup walk stopped at its bound" : "");
 	} else {
 		snprintf(buf, len, "?");
 	}

@@ -38,7 +38,12 @@ struct dmt_tok_entry {
 /* A socket holding frag tokens, as every output shows it. */
 struct dmt_holder_snap {
 	uint64_t sk;			/* kernel address: the key, not shown */
-	uint32_t pid;			/* tgid of its first token's recvmsg */
+	/*
+	 * tgid of its first token's recvmsg; 0: unknown (no holder entry, or
+	 * light mode could not read the owner's /proc/PID/fd: another
+	 * user's after the privilege drop). Never shown as 0.
+	 */
+	uint32_t pid;
 	char comm[16];
 	uint32_t binding_id;
 	uint64_t tokens;		/* held now */
@@ -68,7 +73,31 @@ struct dmt_holder_snap {
 	 */
 	uint64_t cgroup_id;
 	char cgroup[DMT_CGROUP_PATH_MAX];
+	/*
+	 * cgroup "" because the walk stopped at its bound before it found
+	 * the id (cgpath.h), not because the cgroup was gone; not recorded
+	 */
+	bool cgroup_cut;
+	/* its socket's inode (light mode: the iterator's), 0 unknown */
+	uint64_t sock_ino;
 };
+
+/*
+ * Which holder a row of a per-process table stands for (the exporter's
+ * series, report's and the HTML page's rows): a process's sockets on one
+ * binding are summed, but only when the process is known. A holder whose
+ * pid is unknown is its socket (inode), or, where not even that is known
+ * (a full holder map, a recording from before), its cgroup: never one row
+ * for every unknown process, which would carry one pod's labels for all.
+ */
+struct dmt_holder_key {
+	uint32_t pid, binding_id;
+	uint64_t sock_ino;		/* 0 unless pid is 0 */
+	uint64_t cgroup_id;		/* 0 unless pid and sock_ino are 0 */
+};
+
+struct dmt_holder_key tokens__holder_key(const struct dmt_holder_snap *h);
+bool tokens__holder_key_eq(const struct dmt_holder_key *a, const struct dmt_holder_key *b);
 
 /* Held tokens and net_iovs of one binding. */
 struct tok_binding_held {
@@ -115,9 +144,13 @@ void tok_agg__free(struct tok_agg *a);
  * Where a holder runs, in one column: "pod <uid> containerd://<id>" for a
  * Kubernetes pod's container (the id cut to 12 digits with short, as
  * crictl shows it), "pod <uid>" for the pod's own cgroup, else the cgroup
- * path, "cgroup <id> (path unknown)" when the cgroup was gone before its
- * path was found, "?" when not even the id is known. Unescaped: the path
- * is the kernel's, a name any container runtime chose.
+ * path (with "(not a pod: <why>)" after it when it names kubepods where
+ * the kubelet does not, was cut short or is malformed: podcg_why()),
+ * "cgroup <id> (path unknown)" when the cgroup was gone before its path
+ * was found ("(path unknown: cgroup walk stopped at its bound)" when the
+ * walk that looked for it was cut short), "?" when not even the id is
+ * known. Unescaped: the path is the kernel's, a name any container
+ * runtime chose.
  */
 char *tokens__holder_where(const struct dmt_holder_snap *h, bool short_id, char *buf,
 			   size_t len);

@@ -139,6 +139,7 @@ int tok_iter__manual_holders(const struct dmt_iter_sock *socks, size_t ns,
 		h->sk = socks[i].sk;
 		h->binding_id = socks[i].binding_id;
 		h->cgroup_id = socks[i].cgroup_id;
+		h->sock_ino = socks[i].ino;
 		h->pid = holders[i].tgid;
 		memcpy(h->comm, holders[i].comm, sizeof(h->comm));
 		h->comm[sizeof(h->comm) - 1] = '\0';
@@ -146,6 +147,39 @@ int tok_iter__manual_holders(const struct dmt_iter_sock *socks, size_t ns,
 		h->counts_unknown = true;
 	}
 	return 0;
+}
+
+static int cmp_sock_sk(const void *a, const void *b)
+{
+	uint64_t x = ((const struct dmt_iter_sock *)a)->sk, y = ((const struct dmt_iter_sock *)b)->sk;
+
+	return x < y ? -1 : x > y;
+}
+
+void tok_iter__holder_inodes(const struct dmt_iter_sock *socks, size_t ns, struct tok_agg *agg)
+{
+	struct dmt_iter_sock *by_sk;
+
+	if (!ns || !agg->n_holders)
+		return;
+	by_sk = malloc(ns * sizeof(*by_sk));
+	if (by_sk) {
+		memcpy(by_sk, socks, ns * sizeof(*by_sk));
+		qsort(by_sk, ns, sizeof(*by_sk), cmp_sock_sk);
+	}
+	for (size_t i = 0; i < agg->n_holders; i++) {
+		struct dmt_holder_snap *h = &agg->holders[i];
+		const struct dmt_iter_sock key = { .sk = h->sk }, *s = NULL;
+
+		if (by_sk)
+			s = bsearch(&key, by_sk, ns, sizeof(*by_sk), cmp_sock_sk);
+		for (size_t k = 0; !by_sk && !s && k < ns; k++)	/* no memory: look */
+			if (socks[k].sk == h->sk)
+				s = &socks[k];
+		if (s && !h->sock_ino)
+			h->sock_ino = s->ino;
+	}
+	free(by_sk);
 }
 
 uint32_t tok_iter__held_why(uint32_t iter_flags, const struct dmt_iter_sock *socks, size_t ns,

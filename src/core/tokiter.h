@@ -10,6 +10,7 @@
  *   tok_iter__socket_pids(inos, n, pids, comms)   which process holds each socket
  *   tok_iter__add_urefs(&toks, &n, binding_id, recs, nr)   a uref walk's records
  *   tok_iter__manual_holders(socks, ns, holders, &agg)   rows of autorelease-off sockets
+ *   tok_iter__holder_inodes(socks, ns, &agg)   each holder's socket inode
  *   tok_iter__held_why(flags, socks, ns, urefs, nu, uref_kernel, binding_id)
  */
 #ifndef DEVMEMTOP_TOKITER_CORE_H
@@ -83,6 +84,13 @@ struct tok_uref_status {
  * A DMT_ITER_MANUAL socket whose binding id is 0 (not read) counts for
  * every binding.
  */
+/*
+ * Each holder's sock_ino from the iterator's header of its socket (by
+ * address): what names a holder whose process is unknown
+ * (tokens__holder_key()).
+ */
+void tok_iter__holder_inodes(const struct dmt_iter_sock *socks, size_t ns, struct tok_agg *agg);
+
 uint32_t tok_iter__held_why(uint32_t iter_flags, const struct dmt_iter_sock *socks, size_t ns,
 			    const struct tok_uref_status *urefs, size_t nu, bool uref_kernel,
 			    uint32_t binding_id);

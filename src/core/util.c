@@ -126,12 +126,12 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
-int parse_pools(const char *s, bool *devmem)
+int parse_pools(const char *s, int *mode)
 {
 	if (s && !strcmp(s, "devmem"))
-		*devmem = true;
+		*mode = DMT_MODE_DEVMEM;
 	else if (s && !strcmp(s, "all"))
-		*devmem = false;
+		*mode = -1;
 	else
 		return -EINVAL;
 	return 0;
@@ -176,7 +176,9 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
 
 int parse_mode(const char *s, bool caps, int *mode)
 {
-	if (!strcmp(s, "auto"))
+	if (!strcmp(s, "devmem"))
+		*mode = DMT_MODE_DEVMEM;
+	else if (!strcmp(s, "full") || !strcmp(s, "auto"))
 		*mode = -1;
 	else if (!strcmp(s, "light"))
 		*mode = DMT_MODE_LIGHT;
@@ -187,6 +189,17 @@ int parse_mode(const char *s, bool caps, int *mode)
 	else
 		return -EINVAL;
 	return 0;
+}
+
+const char *mode_rename_note(const char *opt, const char *val)
+{
+	if (!strcmp(opt, "--pools"))
+		return !strcmp(val, "devmem") ?
+			"--pools devmem is now the devmem mode (-m devmem), the default" :
+			"--pools all is now the full mode (-m full)";
+	if (!strcmp(val, "auto"))
+		return "-m auto is now -m full; the default is -m devmem";
+	return NULL;
 }
 
 #ifndef CAP_PERFMON

@@ -64,17 +64,24 @@ int parse_interval_ns(const char *s, uint64_t *out);
 	"WINDOW/PERIOD, window 1ms..60s, period 100ms..1h and >= 2x window"
 int parse_sampling(const char *s, unsigned int *window_ms, unsigned int *period_ms);
 /*
- * --pools: "devmem" (true: the per-page programs only for memory-provider
- * pools) or "all" (false). 0 or -EINVAL.
+ * --pools, folded into --mode by issue 36 and still read: "devmem" is
+ * DMT_MODE_DEVMEM, "all" the full mode (-1). 0 or -EINVAL.
  */
-int parse_pools(const char *s, bool *devmem);
+int parse_pools(const char *s, int *mode);
 /* Parse a non-negative integer that must fit in max; 0 or -EINVAL/-ERANGE. */
 int parse_uint(const char *s, uint64_t max, uint64_t *out);
 /*
- * --mode: "auto" (-1) or "light" (DMT_MODE_LIGHT); with caps also "fentry"
- * and "tp" (top's caps for comparisons). 0 or -EINVAL.
+ * --mode: "devmem" (DMT_MODE_DEVMEM: per-event programs for devmem only),
+ * "full" (-1: every hook on every pool; "auto", its name until issue 36, is
+ * still read) or "light" (DMT_MODE_LIGHT); with caps also "fentry" and "tp"
+ * (the full mode capped, for comparisons). 0 or -EINVAL.
  */
 int parse_mode(const char *s, bool caps, int *mode);
+/*
+ * The one-line note for a mode spelled by its old name (opt "--pools" or
+ * "--mode", val its value): what it is called now. NULL for current names.
+ */
+const char *mode_rename_note(const char *opt, const char *val);
 
 /* Check we may load BPF: 0, or -EPERM with a one-line reason in buf. */
 int check_bpf_privileges(char *buf, size_t len);

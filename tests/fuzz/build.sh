@@ -10,7 +10,8 @@ mkdir -p "$OUT"
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-std=gnu11 -D_GNU_SOURCE -I$TOP/src -I$TOP/src/core -I$TOP/bpf"
 COMMON="$TOP/src/core/gate_spec.c $TOP/src/core/gate_eval.c $TOP/src/core/gate_out.c $TOP/src/core/hist.c $TOP/src/core/util.c $TOP/src/core/snapshot.c
-	$TOP/src/core/metrics.c $TOP/src/core/objtrack.c $TOP/src/core/textsafe.c $TOP/src/core/outstream.c"
+	$TOP/src/core/metrics.c $TOP/src/core/objtrack.c $TOP/src/core/textsafe.c $TOP/src/core/outstream.c
+	$TOP/src/core/yamlfile.c $TOP/src/core/tokens.c $TOP/src/core/podcg.c"
 LIBS="-lyaml -ljson-c -lz -lm"
 # shellcheck disable=SC2086
 $CLANG $FLAGS -o "$OUT/fuzz_spec" "$TOP/tests/fuzz/fuzz_spec.c" $COMMON $LIBS

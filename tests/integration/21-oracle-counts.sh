@@ -18,7 +18,9 @@ testbed_up
 # 44 intervals of devmemtop were all timing bets): devmemtop line-buffered,
 # waited for, and stopped once it saw the pool end; perf counts from an
 # acknowledged "enable" until told to stop.
-stdbuf -oL "$DMT" --json -i 500ms -n 600 >"$TMPD/snaps.json" 2>"$TMPD/dmt.err" &
+# -m full: the oracle is per page (the default, the devmem mode, reads a pool
+# of pages from its counters and locates it in windows: 88-devmem-mode).
+stdbuf -oL "$DMT" --json -i 500ms -n 600 -m full >"$TMPD/snaps.json" 2>"$TMPD/dmt.err" &
 dmt_pid=$!
 _TB_PIDS+=($dmt_pid)
 for i in $(seq 1 300); do [ -s "$TMPD/snaps.json" ] && break; sleep 0.1; done

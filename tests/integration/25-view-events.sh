@@ -9,7 +9,9 @@ need_dmt
 testbed_up
 # Run until stopped on what it printed, not for a fixed 16 intervals (a
 # loaded machine ran the script past them: no EVENTS panel at load 16).
-stdbuf -oL "$DMT" -b -i 500ms -n 600 >"$TMPD/out" 2>"$TMPD/err" &
+# -m full: the row from the first refill (the default devmem mode locates a
+# pool of pages in its sampling windows: 88-devmem-mode).
+stdbuf -oL "$DMT" -b -i 500ms -n 600 -m full >"$TMPD/out" 2>"$TMPD/err" &
 dmt=$!
 _TB_PIDS+=($dmt)
 for i in $(seq 1 300); do [ -s "$TMPD/out" ] && break; sleep 0.1; done

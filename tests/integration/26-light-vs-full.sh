@@ -63,7 +63,7 @@ foreign_wait
 # other suites) stretched the script past one mode's 50 intervals, and that
 # mode stopped before the second stream. Line-buffered, so the end can be
 # watched in the files.
-stdbuf -oL "$DMT" --json -i 500ms -n 600 --iface "$IF_RX" >"$TMPD/full.json" 2>"$TMPD/full.err" &
+stdbuf -oL "$DMT" --json -i 500ms -n 600 -m full --iface "$IF_RX" >"$TMPD/full.json" 2>"$TMPD/full.err" &
 full_pid=$!
 _TB_PIDS+=($full_pid)
 stdbuf -oL "$DMT" --json -i 500ms -n 600 -m light --sampling 100ms/500ms --iface "$IF_RX" ${LIGHT_V:-} \

@@ -15,7 +15,9 @@ need_cmd python3
 testbed_up
 # 16 concurrent scrapes below come from one address: allow them (the
 # per-client limit itself is 54-export-http's)
-export_start -i 500ms --max-connections-per-client 16
+# -m full: the pool from its first refill (the default devmem mode locates a
+# pool of pages in its sampling windows: 88-devmem-mode)
+export_start -i 500ms -m full --max-connections-per-client 16
 ids=$(bpf_ids_of "$EXP_PID")
 [ -n "$ids" ] || fail "the exporter holds no BPF programs or links"
 testbed_traffic 6

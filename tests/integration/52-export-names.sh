@@ -44,7 +44,9 @@ done
 
 testbed_up
 # --bpf-stats: the BPF run time/count series the health panels use
-export_start -i 500ms --bpf-stats
+# -m full: every per-page figure (the default devmem mode locates a pool of
+# pages in its sampling windows: 88-devmem-mode)
+export_start -i 500ms -m full --bpf-stats
 # the scrape checked is the first with the veth's pool and its traffic in it
 # (a fixed 3 s in, with both cores busy, had no pool yet); the stream lasts
 # until then

@@ -15,7 +15,9 @@ PROMETHEUS=${PROMETHEUS:-/usr/bin/prometheus}
 [ -x "$PROMETHEUS" ] || skip "$PROMETHEUS not installed (Debian package prometheus; scripts/install-deps.sh)"
 
 testbed_up
-export_start -i 500ms
+# -m full: exact refill buckets of a pool of pages (the default devmem mode
+# samples them: README, modes)
+export_start -i 500ms -m full
 
 PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$TMPD/tsdb"

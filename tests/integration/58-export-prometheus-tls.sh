@@ -31,7 +31,9 @@ printf 'wrong-pass' >"$P/wrong"
 chmod 600 "$P/pass" "$P/wrong"
 
 testbed_up
-export_start -i 500ms --web.config.file "$P/web.yml"
+# -m full: the pool's refill batches exactly from its first refill (the
+# default devmem mode samples a pool of pages in windows: README, modes)
+export_start -i 500ms -m full --web.config.file "$P/web.yml"
 case $EXP_URL in https://*) ;; *) fail "exporter not on TLS: $EXP_URL" ;; esac
 
 PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

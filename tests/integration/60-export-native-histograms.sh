@@ -32,7 +32,9 @@ testbed_up
 # no IPv6 (router solicitations, MLD): once the stream ends the pool is still
 ip netns exec "$NS_TX" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip netns exec "$NS_RX" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-export_start -i 500ms
+# -m full: the pool's refill batches exactly from its first refill (the
+# default devmem mode samples a pool of pages in windows: README, modes)
+export_start -i 500ms -m full
 
 # negotiation
 ct() { curl -sS --max-time 5 -o "$TMPD/neg.out" -w '%{content_type}' "$@" "$EXP_URL/metrics"; }

@@ -34,11 +34,11 @@ refused() {	# NAME WANT-IN-MESSAGE CONFIG-PATH
 }
 
 printf "basic_auth_users:\n  a: '%s'\nbasic_auth_users:\n  b: '%s'\n" "$HASH" "$HASH" >"$P/twice.yml"
-refused "key twice" "twice.yml:3: basic_auth_users: given twice" "$P/twice.yml"
+refused "key twice" "twice.yml:3: duplicate key 'basic_auth_users' (first at line 1)" "$P/twice.yml"
 printf -- "---\ntls_server_config:\n---\nbasic_auth_users:\n  a: '%s'\n" "$HASH" >"$P/docs.yml"
 refused "second document" "docs.yml:3: a second YAML document" "$P/docs.yml"
 python3 -c 'import sys; sys.stdout.write("[" * 100000 + "]" * 100000 + "\n")' >"$P/deep.yml"
-refused "100k nested brackets" "deep.yml:1: nested deeper than 16 levels" "$P/deep.yml"
+refused "100k nested brackets" "deep.yml:1: nested deeper than 8 levels" "$P/deep.yml"
 mkfifo "$P/fifo"
 printf 'tls_server_config:\n  cert_file: fifo\n  key_file: srv.key\n' >"$P/fifo.yml"
 refused "FIFO as cert_file" "fifo: not a regular file" "$P/fifo.yml"

@@ -19,7 +19,7 @@ need_dmt
 need_cmd setpriv
 need_cmd python3
 
-cc -O2 -Wall -I"$TOP/build" -I"$TOP/bpf" -o "$TMPD/steal_fds" \
+cc -O2 -Wall -I"$TOP/build/skel" -I"$TOP/bpf" -o "$TMPD/steal_fds" \
 	"$TOP/tests/integration/steal_fds.c" $(pkg-config --cflags --libs libbpf) ||
 	fail "build steal_fds.c"
 

@@ -59,6 +59,11 @@ assert len(c["base"]["values"]) == 6 and len(c["cand"]["values"]) == 6, c
 assert c["verdict"] == "regressed", c["verdict"]
 assert c["test"] == "mann-whitney exact" and c["p"] < 0.01, (c["test"], c["p"])
 assert c["change"] > 20 and c["ci"][0] > 5, (c["change"], c["ci"])
+# issue 39: both are positive by nature (the metric table): ratio scale, > -100 %
+for x in (c, h):
+    assert x["change_scale"] == "ratio", (x["metric"], x["change_scale"])
+    assert x["ci"] is None or x["ci"][0] > -100, (x["metric"], x["ci"])
+assert abs(c["ratio"] - (1 + c["change"] / 100)) < 1e-9, (c["ratio"], c["change"])
 print("command CPU %+.1f%% [%+.1f, %+.1f] p=%.4f (median %.2f -> %.2f s); holds %s" % (
     c["change"], c["ci"][0], c["ci"][1], c["p"], c["base"]["median"], c["cand"]["median"],
     h["verdict"]))
@@ -84,9 +89,14 @@ c = d["metrics"][0]
 assert c["test"] == "wilcoxon signed-rank exact", c["test"]
 assert c["shift_of"] == "ln(cand/base)" and c["w_plus"] == 21, (c["shift_of"], c["w_plus"])
 assert c["verdict"] == "regressed" and c["ci"][0] > 5, (c["verdict"], c["ci"])
+assert c["change_scale"] == "ratio", c["change_scale"]
 print("paired: command CPU %+.1f%% [%+.1f, %+.1f] p=%.4f" % (c["change"], c["ci"][0],
       c["ci"][1], c["p"]))
 PY
 grep -q '^compare: 6 pairs' "$TMPD/p.txt" || fail "compare --paired: no '6 pairs' header"
+grep -Eq '^run.cpu_s +regressed +\+[0-9.]+% \[[-+0-9., ]+\] ratio ' "$TMPD/c.txt" ||
+	fail "compare: the text does not say the ratio scale"
+grep -q 'ratio, log axis' "$TMPD/c.html" || fail "compare --html: no ratio axis"
+grep -q '(ratio scale)' "$TMPD/c.xml" || fail "compare --junit: no scale"
 [ "$(command -v tidy)" ] && { tidy -q -e "$TMPD/c.html" 2>&1 | grep -i error && fail "tidy: HTML errors"; }
 pass "compare on bed recordings: command CPU kept and its regression found at 6 runs a side, unpaired and paired"

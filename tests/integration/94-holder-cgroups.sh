@@ -8,6 +8,11 @@
 # cgpath_resolve.c) turns it into that path and the right pod uid and
 # container id, for the systemd driver with CRI-O and the cgroupfs driver
 # with containerd; once the cgroup is removed, the id is "path unknown".
+# Our kubelet-style trees live under a prefix of this test's, which the
+# resolver is given as its root (as DEVMEMTOP_CGROUP_ROOT would): seen
+# from the host's real root, the same cgroups name kubepods outside the
+# kubelet's root and are not pods (issue 37: anyone who may make cgroups
+# could name one after any pod).
 # The token hooks themselves do not load on this host (fentry refused):
 # devmemtop must then say holders are unavailable, with the reason. The
 # receiver inside a pod's cgroup with real tokens: the lab's "pods" scenario.
@@ -65,12 +70,20 @@ log "bpf_get_current_cgroup_id(): $ID1, $ID2; directory inodes: $INO1, $INO2"
 [ "$ID1" = "$INO1" ] && [ "$ID2" = "$INO2" ] ||
 	fail "the cgroup id is not the directory's inode ($ID1/$INO1, $ID2/$INO2)"
 
-out=$("$TMPD/cgpath_resolve" "$CGROOT" "$ID1" "$ID2") || fail "cgpath_resolve: $out"
+out=$("$TMPD/cgpath_resolve" "$CGROOT$PREFIX" "$ID1" "$ID2") || fail "cgpath_resolve: $out"
 log "$out"
-want1="$ID1	$SYSD	pod $UID1 cri-o://$CID1"
-want2="$ID2	$CGFS	pod $UID2 $CID2"
+want1="$ID1	${SYSD#$PREFIX}	pod $UID1 cri-o://$CID1"
+want2="$ID2	${CGFS#$PREFIX}	pod $UID2 $CID2"
 [ "$(sed -n 1p <<<"$out")" = "$want1" ] || fail "systemd/CRI-O: got '$(sed -n 1p <<<"$out")', want '$want1'"
 [ "$(sed -n 2p <<<"$out")" = "$want2" ] || fail "cgroupfs/containerd: got '$(sed -n 2p <<<"$out")', want '$want2'"
+# from the host's root: kubepods below /dmt-test-PID is not the kubelet's
+out=$("$TMPD/cgpath_resolve" "$CGROOT" "$ID1" "$ID2") || fail "cgpath_resolve: $out"
+log "$out"
+nap="(not a pod: kubepods outside the kubelet's root)"
+want1="$ID1	$SYSD	$SYSD $nap"
+want2="$ID2	$CGFS	$CGFS $nap"
+[ "$(sed -n 1p <<<"$out")" = "$want1" ] || fail "impersonation, systemd: got '$(sed -n 1p <<<"$out")', want '$want1'"
+[ "$(sed -n 2p <<<"$out")" = "$want2" ] || fail "impersonation, cgroupfs: got '$(sed -n 2p <<<"$out")', want '$want2'"
 
 # gone before it was resolved: the id alone (once its process has exited:
 # bpftrace does not wait for it)
@@ -79,7 +92,7 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 rmdir "$CGROOT$SYSD" || fail "rmdir $SYSD: $(cat "$CGROOT$SYSD/cgroup.procs")"
-out=$("$TMPD/cgpath_resolve" "$CGROOT" "$ID1") || fail "cgpath_resolve: $out"
+out=$("$TMPD/cgpath_resolve" "$CGROOT$PREFIX" "$ID1") || fail "cgpath_resolve: $out"
 [ "$out" = "$ID1		cgroup $ID1 (path unknown)" ] || fail "removed cgroup: got '$out'"
 log "removed: $out"
 
@@ -98,4 +111,4 @@ else:
 ' <<<"$json")
 log "devmemtop here: ${verdict#* }"
 [ "${verdict%% *}" = ok ] || fail "devmemtop --json: $verdict"
-pass "cgroup id = inode; both layouts resolve to their pod and container; a removed cgroup is 'path unknown'"
+pass "cgroup id = inode; both layouts resolve to their pod and container at the kubelet's root, to no pod below another cgroup; a removed cgroup is 'path unknown'"

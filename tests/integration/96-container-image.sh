@@ -65,13 +65,15 @@ log "with CAP_BPF only or CAP_PERFMON only: refused (needs both)"
 
 # ctr_check NAME USER CAPS BOUNDING: serve from the image with exactly
 # CAPS, wait for the drop, check the process from the host (its bounding
-# set must then be BOUNDING) and take a scrape.
+# set must then be BOUNDING) and take a scrape. The default mode (devmem)
+# locates the veth's pool of pages in its sampling windows, which attach
+# after the drop: every second here, so that the 3 s stream falls in some.
 ctr_check() {
 	local name=$1 user=$2 caps=$3 bnd_want=$4 port pid st s v bnd i
 
 	port=$(newport)
 	"${RUN[@]}" -d --name "$name" --user "$user" --cap-add "$caps" "$IMG" \
-		export -v --listen 127.0.0.1:$port -i 500ms >"$TMPD/run.log" 2>&1 ||
+		export -v --listen 127.0.0.1:$port -i 500ms --sampling 200ms/1s >"$TMPD/run.log" 2>&1 ||
 		fail "podman run: $(tail -3 "$TMPD/run.log")"
 	CTRS+=("$name")
 	for i in $(seq 1 100); do

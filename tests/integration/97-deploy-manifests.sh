@@ -7,6 +7,32 @@
 # the DaemonSet asks for what docs/deploy.md says and nothing more.
 . "$(dirname "$0")/lib.sh"
 
+# The PodMonitor's sampleLimit is a guard above what the DaemonSet's
+# exporter can render (issue 37, finding 14): so the DaemonSet must cap its
+# pool series (--max-pools N), and N pools at the most series a pool can
+# have (35: docs/exporter.md, "Cardinality") plus the host's own must fit.
+need_cmd python3
+python3 - "$TOP/deploy/daemonset.yaml" "$TOP/deploy/podmonitor.yaml" "$TOP/docs/deploy.md" <<'PY' ||
+import re, sys, yaml
+ds = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "DaemonSet"][0]
+pm = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d and d["kind"] == "PodMonitor"][0]
+doc = open(sys.argv[3]).read()
+args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
+mp = [a.split("=", 1)[1] for a in args if a.startswith("--max-pools=")]
+if not mp:
+    sys.exit("the DaemonSet passes no --max-pools: the PodMonitor's sampleLimit guards nothing")
+n, limit = int(mp[0]), pm["spec"]["sampleLimit"]
+need = n * 35 + 5000	# the host, bindings and holders: 242 + 64 bindings x 60 + 30
+if need > limit:
+    sys.exit("sampleLimit %d below --max-pools=%d x 35 + 5000 = %d" % (limit, n, need))
+if "--max-pools=%d" % n not in doc or "sampleLimit: %d" % limit not in doc:
+    sys.exit("docs/deploy.md does not name --max-pools=%d and sampleLimit: %d" % (n, limit))
+if "--mode=light" in args and re.search(r"holders are\s+unavailable\s+there", doc):
+    sys.exit("docs/deploy.md says light mode has no holders; it exports them")
+print("--max-pools=%d: at most %d samples, sampleLimit %d" % (n, need, limit))
+PY
+	fail "deploy/ and docs/deploy.md disagree"
+
 need_cmd node
 need_cmd npm
 NPMDIR=${NPMDIR:-/var/cache/devmemtop/npm-k8s}

@@ -14,6 +14,12 @@ exact, else "approx" with tie and continuity correction); the paired
 Hodges-Lehmann interval recomputed here from the Walsh averages and the
 signed-rank null distribution counted with Python integers; and a paired
 A/A run and shift with a drift shared by both runs of a pair.
+The two scales (issue 39): --values is a positive quantity unless
+--scale difference says otherwise, so its interval is the Hodges-Lehmann
+interval of ln values (recomputed here the same way), 100 (e^x - 1) in
+percent, never below -100 %; log-normal data whose base spreads widely
+(the lab's latency across a batch change) checks that, the interval's
+coverage of the true ratio, and a bootstrap of the ratio of medians.
 
 usage: compare_oracle.py DEVMEMTOP WORKDIR
 """
@@ -99,26 +105,45 @@ def check_u(rng):
         b = 100 * np.exp(0.1 * rng.standard_normal(nb) + shift * 0.1)
         if ties:  # a log2-bucketed quantile or a count: many equal values
             a, b = np.round(a / 5) * 5, np.round(b / 5) * 5
-        m, _ = run_values(a, b)
+        for scale in ("ratio", "difference"):
+            m, _ = run_values(a, b, extra=("--scale", scale))
+            if m["change_scale"] != scale:
+                sys.exit(f"--scale {scale}: change_scale {m['change_scale']}")
+            check_one_u(a, b, m, scale)
         exact = m["test"] == "mann-whitney exact"
-        has_ties = len(np.unique(np.concatenate([a, b]))) < na + nb
-        if exact != (not has_ties and na <= 50 and nb <= 50):
-            sys.exit(f"n={na},{nb} ties={has_ties}: devmemtop used {m['test']}")
-        ref = stats.mannwhitneyu(a, b, alternative="two-sided",
-                                 method="exact" if exact else "asymptotic")
-        note("U", m["u"] - ref.statistic)
-        note("p exact" if exact else "p normal", m["p"] - ref.pvalue)
         n_exact += exact
         n_normal += not exact
+    print(f"U test: {len(cases)} comparisons ({n_exact} exact, {n_normal} normal), "
+          f"each on both scales")
+
+
+def check_one_u(a, b, m, scale):
+    """One --values comparison against scipy and the recomputed interval."""
+    na, nb = len(a), len(b)
+    exact = m["test"] == "mann-whitney exact"
+    has_ties = len(np.unique(np.concatenate([a, b]))) < na + nb
+    if exact != (not has_ties and na <= 50 and nb <= 50):
+        sys.exit(f"n={na},{nb} ties={has_ties}: devmemtop used {m['test']}")
+    ref = stats.mannwhitneyu(a, b, alternative="two-sided",
+                             method="exact" if exact else "asymptotic")
+    note("U", m["u"] - ref.statistic)
+    note("p exact" if exact else "p normal", m["p"] - ref.pvalue)
+    med = float(np.median(a))
+    if scale == "ratio":
+        est, lo, hi = hl_interval(np.log(a), np.log(b))
+        note("ratio interval (%)", max(abs(m["ci"][0] - 100 * math.expm1(lo)),
+                                       abs(m["ci"][1] - 100 * math.expm1(hi))))
+        note("ratio", max(abs(m["ratio_ci"][0] - math.exp(lo)),
+                          abs(m["ratio_ci"][1] - math.exp(hi)),
+                          abs(m["ratio"] - math.exp(est))))
+    else:
         est, lo, hi = hl_interval(a, b)
-        note("HL estimate", m["shift"] - est)
-        note("HL interval", max(abs(m["shift_ci"][0] - lo), abs(m["shift_ci"][1] - hi)))
-        med = float(np.median(a))
         note("relative interval (%)", max(abs(m["ci"][0] - 100 * lo / med),
                                           abs(m["ci"][1] - 100 * hi / med)))
-        note("base median", m["base"]["median"] - med)
-        note("base sd", m["base"]["sd"] - float(np.std(a, ddof=1)))
-    print(f"U test: {len(cases)} comparisons ({n_exact} exact, {n_normal} normal)")
+    note("HL estimate", m["shift"] - est)
+    note("HL interval", max(abs(m["shift_ci"][0] - lo), abs(m["shift_ci"][1] - hi)))
+    note("base median", m["base"]["median"] - med)
+    note("base sd", m["base"]["sd"] - float(np.std(a, ddof=1)))
 
 
 def walsh_interval(d, conf=0.95):
@@ -162,7 +187,10 @@ def check_paired(rng):
             b = drift + 0.1 * rng.standard_normal(n) + 0.1 * shift
         if ties:
             a, b = np.round(a / 5) * 5, np.round(b / 5) * 5
-        m, _ = run_values(a, b, extra=("--paired",))
+        m, _ = run_values(a, b, extra=("--paired",) if positive else
+                          ("--paired", "--scale", "difference"))
+        if m["change_scale"] != ("ratio" if positive else "difference"):
+            sys.exit(f"paired n={n}: change_scale {m['change_scale']}")
         # a ratio and its inverse give the same |d| to the bit, as in devmemtop
         d = np.where(b >= a, np.log(b / a), -np.log(a / b)) if positive else b - a
         nz = d[d != 0]
@@ -209,6 +237,67 @@ def paired_aa_and_shift(rng, trials=200, n=10):
     print(f"paired injected +3% shift: {det}/{trials} detected ({100 * det / trials:.1f}%, "
           f"goal >= 80%)")
     return fr / trials, det / trials
+
+
+def check_ratio_scale(rng, trials=200):
+    """Issue 39: a positive metric's interval never falls below -100 %.
+
+    The lab's case: a base that spreads widely (sigma 0.8 in ln, latency
+    across a batch-size change) against a candidate 50 times lower. The
+    difference scale gives a lower end below -100 % there; the ratio scale
+    cannot. Coverage: the share of 95 % intervals that hold the true
+    ratio (log-normal, shift known). Bootstrap: the percentile interval of
+    the ratio of medians (an independent estimator) must overlap ours and
+    hold our estimate's neighbourhood."""
+    below = cover = boot_ok = 0
+    for i in range(trials):
+        n = 5 + i % 6
+        true = 0.02 if i % 2 else 1.3
+        a = 1000 * np.exp(0.8 * rng.standard_normal(n))
+        b = 1000 * true * np.exp(0.8 * rng.standard_normal(n))
+        m, _ = run_values(a, b)
+        if m["change_scale"] != "ratio" or m["ci"][0] <= -100 or m["change"] <= -100:
+            sys.exit(f"ratio scale: {m['change_scale']} {m['change']} {m['ci']}")
+        d, _ = run_values(a, b, extra=("--scale", "difference"))
+        below += d["ci"][0] < -100
+        cover += m["ratio_ci"][0] <= true <= m["ratio_ci"][1]
+        if i < 40:
+            idx_a = rng.integers(0, n, size=(2000, n))
+            idx_b = rng.integers(0, n, size=(2000, n))
+            r = np.median(b[idx_b], axis=1) / np.median(a[idx_a], axis=1)
+            blo, bhi = np.percentile(r, [2.5, 97.5])
+            boot_ok += blo <= m["ratio_ci"][1] and m["ratio_ci"][0] <= bhi and \
+                blo / 2 <= m["ratio"] <= bhi * 2
+    print(f"ratio scale: {trials} log-normal comparisons, base spread 80 % (ln sd 0.8), "
+          f"5-10 runs a side: every interval above -100 %; the difference scale's lower "
+          f"end below -100 % in {below}; 95 % intervals holding the true ratio: "
+          f"{cover}/{trials} ({100 * cover / trials:.1f}%); bootstrap of the ratio of "
+          f"medians agrees in {boot_ok}/40")
+    if below == 0:
+        sys.exit("the wide-base case never showed the difference scale's defect")
+    if cover < 0.9 * trials or boot_ok < 38:
+        sys.exit("ratio intervals: coverage below 90 % or the bootstrap disagrees")
+    # a run at 0 of a positive metric: no ln; the difference scale, cut at -100 %
+    a = np.array([50.0, 400, 30, 900, 60, 700])
+    b = np.array([0.0, 2, 1, 3, 2, 4])
+    for extra in ((), ("--paired",)):
+        m, _ = run_values(a, b, extra=extra)
+        if m["change_scale"] != "difference" or "scale_reason" not in m or \
+                m["ci"][0] < -100 or not m["ci_truncated"]:
+            sys.exit(f"zero value {extra}: {m['change_scale']} {m['ci']} "
+                     f"{m.get('scale_reason')}")
+    # a negative number is not a positive quantity: one line, exit 2
+    pa, pb = os.path.join(WORK, "neg_a.txt"), os.path.join(WORK, "neg_b.txt")
+    with open(pa, "w") as f:
+        f.write("1\n-2\n3\n4\n")
+    with open(pb, "w") as f:
+        f.write("1\n2\n3\n4\n")
+    r = subprocess.run([DMT, "compare", "--values", pa, "--", pb], capture_output=True,
+                       text=True)
+    if r.returncode != 2 or len(r.stderr.splitlines()) != 1:
+        sys.exit(f"negative value on the ratio scale: exit {r.returncode}, {r.stderr!r}")
+    print("zero values: difference scale, cut at -100 %; a negative value: "
+          + r.stderr.strip())
 
 
 def holm(p):
@@ -280,7 +369,8 @@ def main():
     check_u(rng)
     check_welch(rng)
     check_paired(rng)
-    tol = {"W+": 0, "paired p exact": 1e-12, "paired p normal": 1e-12,
+    check_ratio_scale(rng)
+    tol = {"ratio interval (%)": 1e-7, "ratio": 1e-9,"W+": 0, "paired p exact": 1e-12, "paired p normal": 1e-12,
            "paired HL estimate": 1e-9, "paired HL interval": 1e-9,
            "paired ratio interval (%)": 1e-7,"U": 0, "p exact": 1e-12, "p normal": 1e-12, "HL estimate": 1e-9,
            "HL interval": 1e-9, "relative interval (%)": 1e-7, "base median": 1e-9,

@@ -106,3 +106,32 @@ debroot_install_deb() {
 	grep -q '^Setting up devmemtop ' "$TMPD/apt.log" ||
 		fail "apt did not set up devmemtop: $(tail -3 "$TMPD/apt.log")"
 }
+
+# debroot_apt DIR PKG...: apt-get update + install PKG... in the root DIR, as
+# debroot_install_deb does (the shared cache, one apt at a time).
+debroot_apt() {
+	local dir=$1
+	shift
+	cp /etc/resolv.conf "$dir/etc/resolv.conf"
+	mkdir -p "$DEBROOT_CACHE/archives/partial" "$DEBROOT_CACHE/lists/partial"
+	flock "$DEBROOT_CACHE/.apt.lock" unshare --mount --propagation private -- /bin/sh -c '
+		d=$1 c=$2; shift 2
+		mount --bind "$c/archives" "$d/var/cache/apt/archives" &&
+		mount --bind "$c/lists" "$d/var/lib/apt/lists" &&
+		chroot "$d" apt-get -q update &&
+		DEBIAN_FRONTEND=noninteractive chroot "$d" apt-get -q -y --no-install-recommends \
+			install "$@"' sh "$dir" "$DEBROOT_CACHE" "$@" >"$TMPD/apt-$1.log" 2>&1 ||
+		fail "apt-get install $* in the root: $(tail -5 "$TMPD/apt-$1.log")"
+}
+
+# deb_rebuilt VERSION: $DEB again as version VERSION (its files unchanged), in
+# $TMPD; prints its path. An upgrade to it runs the maintainer scripts of an
+# upgrade.
+deb_rebuilt() {
+	local v=$1 d=$TMPD/rebuilt-$1
+	rm -rf "$d" && mkdir -p "$d" && dpkg-deb -R "$DEB" "$d/pkg" &&
+		sed -i "s/^Version: .*/Version: $v/" "$d/pkg/DEBIAN/control" &&
+		dpkg-deb --root-owner-group -b "$d/pkg" "$d/devmemtop_${v}_amd64.deb" >/dev/null ||
+		fail "repacking $DEB as $v"
+	echo "$d/devmemtop_${v}_amd64.deb"
+}

@@ -18,7 +18,7 @@
  *	  light_read: status S id I hold H release R
  *	Exit 0 when both ran, 2 when something was missing.
  *
- * Built against build/devmemtop.skel.h for the .bss layout and
+ * Built against build/skel/devmemtop.skel.h for the .bss layout and
  * bpf/devmemtop.h for the structures.
  */
 #define _GNU_SOURCE

@@ -49,7 +49,7 @@ static void tp_only(struct dmt_attach_result *r)
 	on(r, DMT_H_TOK_DESTROY);
 	for (int h = DMT_H_DM_CREATE; h <= DMT_H_TOK_TP_RELEASE; h++)
 		off(r, h, "tracepoint not in this kernel");
-	off(r, DMT_H_LIGHT_READ, "light mode only");
+	off(r, DMT_H_LIGHT_READ, "light and devmem modes only");
 }
 
 static void with_fentry(struct dmt_attach_result *r)
@@ -383,34 +383,81 @@ static void test_netdev_requests(void **state)
 	}
 }
 
-/*
- * --pools devmem in the full mode: holds and releases stay exact (pools of
- * pages read from their own counters), refill batches become sampled, and
- * the counter reader is required.
- */
-static void test_pools_devmem(void **state)
+/* The devmem mode (issue 36) on the hooks of r: the collector's view of it. */
+static void devmem_mode(struct dmt_attach_result *r)
 {
-	struct dmt_availability av[DMT_M__COUNT];
+	r->devmem = true;
+	r->hook[DMT_H_PP_HOLD].attached = false;
+	r->hook[DMT_H_PP_RELEASE].attached = false;
+	snprintf(r->hook[DMT_H_PP_HOLD].why, sizeof(r->hook[0].why),
+		 "devmem mode: attached in sampling windows");
+	snprintf(r->hook[DMT_H_PP_RELEASE].why, sizeof(r->hook[0].why),
+		 "devmem mode: attached in sampling windows");
+	r->hook[DMT_H_LIGHT_READ].loaded = true;
+	r->hook[DMT_H_LIGHT_READ].why[0] = '\0';
+}
+
+/*
+ * The devmem mode: no per-page program kept attached, pool counters exact
+ * at snapshot time, and every binding figure exactly what the full mode has
+ * on the same kernel (same availability, same source); only the refill
+ * batches of pools of pages are sampled. Where no devmem-only hook attaches
+ * (fentry refused, no devmem tracepoints) it says so per figure.
+ */
+static void test_devmem_mode(void **state)
+{
+	struct dmt_availability full[DMT_M__COUNT], av[DMT_M__COUNT];
 	struct dmt_attach_result r;
 	char why[256];
 
+	/* the host: tracepoints only, fentry refused */
 	tp_only(&r);
-	r.pools_devmem = true;
+	devmem_mode(&r);
 	dmt_availability__decide(&r, av);
-	EXACT(av, DMT_M_POOL_HOLDS, "devmem: per niov; pages: pool counters at snapshot");
-	EXACT(av, DMT_M_POOL_RELEASES, "devmem: per niov; pages: pool counters at snapshot");
+	assert_int_equal(dmt_attach_mode__decide(&r), DMT_MODE_DEVMEM);
+	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
+	EXACT(av, DMT_M_POOL_HOLDS, "pool->pages_state_hold_cnt at snapshot");
+	EXACT(av, DMT_M_POOL_INFLIGHT, "pool hold - release counters at snapshot");
+	EXACT(av, DMT_M_BIND_IN_POOLS, "sum of the binding's pools' inflight");
 	assert_true(av[DMT_M_POOL_REFILL].available);
 	assert_true(av[DMT_M_POOL_REFILL].sampled);
-	assert_string_equal(av[DMT_M_POOL_REFILL].source, "devmem exact; pages: 20ms every 10000ms");
+	assert_string_equal(av[DMT_M_POOL_REFILL].source, "no devmem hook: every pool 20ms/10000ms");
+	UNAVAIL(av, DMT_M_BIND_ALLOC_LATENCY, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_FREE_LATENCY, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_PROVIDER_CALLS, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_ALLOC_FAIL, EPERM_WHY);
+	UNAVAIL(av, DMT_M_BIND_LEAKS, EPERM_WHY);
+
+	/* fentry (the lab's baseline kernel) and then the devmem tracepoints */
+	for (int k = 0; k < 2; k++) {
+		tp_only(&r);
+		with_fentry(&r);
+		if (k)
+			with_devmem_tp(&r);
+		dmt_availability__decide(&r, full);
+		devmem_mode(&r);
+		dmt_availability__decide(&r, av);
+		assert_true(av[DMT_M_POOL_REFILL].sampled);
+		assert_string_equal(av[DMT_M_POOL_REFILL].source, k ?
+				    "devmem: devmem_alloc; pages: hold tp 20ms/10000ms" :
+				    "devmem: provider fexit; pages: hold tp 20ms/10000ms");
+		for (int m = DMT_M_BIND_LIFECYCLE; m <= DMT_M_DONTNEED_TOKENS; m++) {
+			assert_true(av[m].available);
+			assert_int_equal(av[m].available, full[m].available);
+			assert_false(av[m].sampled);
+			assert_string_equal(av[m].source, full[m].source);
+		}
+		EXACT(av, DMT_M_BIND_FREE_LATENCY, "fentry+fexit/mp_dmabuf_devmem_release_page");
+		assert_true(av[DMT_M_RECVMSG_TOKENS].available);
+		assert_true(av[DMT_M_DONTNEED_COST].available);
+	}
+
+	/* the counter reader and the pool-release tracepoint are required */
+	r.hook[DMT_H_LIGHT_READ].loaded = false;
+	snprintf(r.hook[DMT_H_LIGHT_READ].why, sizeof(r.hook[0].why), "BPF load failed");
 	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
-	assert_string_equal(why, "--pools devmem needs the pool counter reader: light mode only");
-	r.hook[DMT_H_LIGHT_READ].loaded = true;
-	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), 0);
-	/* without the hold tracepoint nothing is claimed */
-	off(&r, DMT_H_PP_HOLD, "attach failed");
-	dmt_availability__decide(&r, av);
-	UNAVAIL(av, DMT_M_POOL_REFILL, "attach failed");
-	assert_false(av[DMT_M_POOL_REFILL].sampled);
+	assert_string_equal(why, "the devmem mode needs the page_pool tracepoints and "
+			    "the counter reader: BPF load failed");
 }
 
 static void test_attach_check(void **state)
@@ -432,26 +479,54 @@ static void test_attach_check(void **state)
 	off(&r, DMT_H_LIGHT_READ, "BPF load failed (Permission denied); "
 	    "run with -vv for the verifier log");
 	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
-	assert_string_equal(why, "light mode needs the page_pool_release tracepoint and the "
+	assert_string_equal(why, "light mode needs the page_pool tracepoints and the "
 			    "counter reader: BPF load failed (Permission denied); "
 			    "run with -vv for the verifier log");
 	light(&r);
 	off(&r, DMT_H_PP_DESTROY, "tracepoint page_pool_release not in this kernel");
 	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
-	assert_string_equal(why, "light mode needs the page_pool_release tracepoint and the "
+	assert_string_equal(why, "light mode needs the page_pool tracepoints and the "
 			    "counter reader: tracepoint page_pool_release not in this kernel");
 	light(&r);
 	r.hook[DMT_H_PP_HOLD].loaded = false;	/* windows need it loadable */
+	snprintf(r.hook[DMT_H_PP_HOLD].why, sizeof(r.hook[0].why), "BPF load of pp_hold failed");
 	assert_int_equal(dmt_attach__check(&r, why, sizeof(why)), -ENOENT);
+	/* the reason is the missing program's own, not another's */
+	assert_string_equal(why, "light mode needs the page_pool tracepoints and the "
+			    "counter reader: BPF load of pp_hold failed");
 }
 
 /* The mode policy table: which --mode loads which program, and why not. */
+/* TX: all five hooks exact, else the first missing one's reason */
+static void test_tx(void **state)
+{
+	struct dmt_availability av[DMT_M__COUNT];
+	struct dmt_attach_result r;
+
+	(void)state;
+	tp_only(&r);
+	with_fentry(&r);
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_TX, EPERM_WHY);
+	for (int h = DMT_H_TX_BIND_EXIT; h <= DMT_H_TX_REF_PUT; h++)
+		on(&r, h);
+	dmt_availability__decide(&r, av);
+	EXACT(av, DMT_M_BIND_TX, "fentry/fexit on the devmem TX path");
+	off(&r, DMT_H_TX_REF_PUT, "function net_devmem_put_net_iov not in kernel BTF");
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_TX, "function net_devmem_put_net_iov not in kernel BTF");
+	r.have_devmem = false;
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_TX, "kernel has no devmem (CONFIG_NET_DEVMEM)");
+}
+
 static void test_mode_policy(void **state)
 {
-	const int modes[] = { -1, DMT_MODE_FENTRY, DMT_MODE_TP_ONLY, DMT_MODE_LIGHT };
+	const int modes[] = { -1, DMT_MODE_FENTRY, DMT_MODE_TP_ONLY, DMT_MODE_LIGHT,
+			      DMT_MODE_DEVMEM };
 	char buf[64];
 
-	for (size_t m = 0; m < 4; m++) {
+	for (size_t m = 0; m < 5; m++) {
 		/* the base and the walk load in every mode */
 		assert_true(dmt_hook_in_mode(DMT_H_PP_HOLD, modes[m]));
 		assert_true(dmt_hook_in_mode(DMT_H_PP_RELEASE, modes[m]));
@@ -459,14 +534,17 @@ static void test_mode_policy(void **state)
 		assert_true(dmt_hook_in_mode(DMT_H_PP_NID, modes[m]));
 		assert_true(dmt_hook_in_mode(DMT_H_WALK_BINDING, modes[m]));
 		assert_int_equal(dmt_hook_in_mode(DMT_H_LIGHT_READ, modes[m]),
-				 modes[m] == DMT_MODE_LIGHT);
+				 modes[m] == DMT_MODE_LIGHT || modes[m] == DMT_MODE_DEVMEM);
 	}
-	/* default: everything but the light reader */
-	for (int h = 0; h < DMT_H__COUNT; h++)
+	/* full: everything but the light reader; devmem: everything */
+	for (int h = 0; h < DMT_H__COUNT; h++) {
 		assert_int_equal(dmt_hook_in_mode(h, -1), h != DMT_H_LIGHT_READ);
-	assert_string_equal(dmt_hook_mode_why(DMT_H_LIGHT_READ, -1), "light mode only");
+		assert_true(dmt_hook_in_mode(h, DMT_MODE_DEVMEM));
+	}
+	assert_string_equal(dmt_hook_mode_why(DMT_H_LIGHT_READ, -1),
+			    "light and devmem modes only");
 	assert_string_equal(dmt_hook_mode_why(DMT_H_LIGHT_READ, DMT_MODE_TP_ONLY),
-			    "light mode only");
+			    "light and devmem modes only");
 	/* -m fentry: no devmem or token tracepoints, fentry kept */
 	for (int h = 0; h < DMT_H__COUNT; h++) {
 		enum dmt_hook_group g = dmt_hooks[h].group;
@@ -488,12 +566,18 @@ static void test_mode_policy(void **state)
 	/* light: per-niov and per-token programs off, with their reasons */
 	for (int h = 0; h < DMT_H__COUNT; h++) {
 		bool per_niov = h == DMT_H_MP_RELEASE_ENTRY || h == DMT_H_MP_RELEASE_EXIT ||
-				h == DMT_H_DM_NIOV_FREE;
+				h == DMT_H_DM_NIOV_FREE || h == DMT_H_TX_NIOV_AT_EXIT ||
+				h == DMT_H_TX_REF_GET || h == DMT_H_TX_REF_PUT;
 		enum dmt_hook_group g = dmt_hooks[h].group;
 		bool per_tok = g == DMT_HG_TOK_TP || g == DMT_HG_TOK_FENTRY || g == DMT_HG_TOK ||
 			       g == DMT_HG_UREF_TP;
+		/* the TX figures need all five: the per-call two are off too */
+		bool tx = g == DMT_HG_TX;
 
-		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_LIGHT), !per_niov && !per_tok);
+		assert_int_equal(dmt_hook_in_mode(h, DMT_MODE_LIGHT), !per_niov && !per_tok && !tx);
+		if (tx && !per_niov)
+			assert_string_equal(dmt_hook_mode_why(h, DMT_MODE_LIGHT),
+					    "disabled by --mode");
 		if (per_niov)
 			assert_string_equal(dmt_hook_mode_why(h, DMT_MODE_LIGHT),
 					    "per-niov hook: not attached in light mode");
@@ -524,9 +608,10 @@ int main(void)
 		cmocka_unit_test(test_light),
 		cmocka_unit_test(test_no_devmem_no_netlink),
 		cmocka_unit_test(test_netdev_requests),
-		cmocka_unit_test(test_pools_devmem),
+		cmocka_unit_test(test_devmem_mode),
 		cmocka_unit_test(test_attach_check),
 		cmocka_unit_test(test_mode_policy),
+		cmocka_unit_test(test_tx),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 #include "cgpath.h"
@@ -55,7 +56,9 @@ static int setup(void **state)
 	char p[PATH_MAX];
 	FILE *f;
 
-	snprintf(root, sizeof(root), "/tmp/dmt-cgpath-XXXXXX");
+	/* tmpfs where there is one: test_walk_bound makes 65,537 directories */
+	snprintf(root, sizeof(root), "%s/dmt-cgpath-XXXXXX",
+		 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
 	if (!mkdtemp(root))
 		return -1;
 	mkdirs(CTR_SCOPE);
@@ -79,6 +82,14 @@ static int teardown(void **state)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	return system(cmd) ? -1 : 0;
+}
+
+static void rmtree(const char *rel)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s%s'", root, rel);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void expect_path(struct cgpath *cp, uint64_t id, const char *want)
@@ -122,7 +133,10 @@ static void test_resolve(void **state)
 	cgpath__free(cp);
 }
 
-/* A cgroup removed before the walk: path unknown, and never walked for again. */
+/*
+ * A cgroup removed before the walk: path unknown, not walked for again
+ * until CGPATH_NEG_TTL_NS has passed.
+ */
 static void test_gone(void **state)
 {
 	struct cgpath *cp = cgpath__new(root);
@@ -134,14 +148,22 @@ static void test_gone(void **state)
 	id = ino("/kubepods.slice/gone.scope");
 	snprintf(p, sizeof(p), "%s/kubepods.slice/gone.scope", root);
 	assert_int_equal(rmdir(p), 0);
-	assert_int_equal(cgpath__resolve(cp, &id, 1), 0);
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, 1000), 0);
 	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), -ENOENT);
 	assert_string_equal(buf, "");
-	assert_int_equal(cgpath__resolve(cp, &id, 1), 0);
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, 1000 + CGPATH_NEG_TTL_NS - 1), 0);
 	cgpath__stats(cp, &st);
 	assert_int_equal(st.walks, 1);
+	assert_int_equal(st.not_found, 1);
+	assert_int_equal(st.cut_short, 0);
 	assert_true(st.dirs >= 9);	/* the whole tree, the symlink not followed */
 	assert_true(st.dirs < 20);
+	/* expired: looked for once more */
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, 1000 + CGPATH_NEG_TTL_NS), 0);
+	cgpath__stats(cp, &st);
+	assert_int_equal(st.walks, 2);
+	assert_int_equal(st.expired, 1);
+	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), -ENOENT);
 	cgpath__free(cp);
 
 	/* no tree at all (no cgroup2 mount): every path unknown, no error */
@@ -150,6 +172,97 @@ static void test_gone(void **state)
 	assert_int_equal(cgpath__resolve(cp, &id, 1), 0);
 	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), -ENOENT);
 	cgpath__free(cp);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Issue 37, finding 6: a walk stopped at its depth bound did not see the
+ * cgroup; that is said (-ERANGE, cut_short), not "not found", and once the
+ * tree is shallower again (the cgroup moved up: same inode) a later walk
+ * finds it.
+ */
+static void test_depth_bound(void **state)
+{
+	char deep[PATH_MAX] = "/deep", from[PATH_MAX], to[PATH_MAX], buf[64];
+	struct cgpath *cp = cgpath__new(root);
+	struct dmt_holder_snap h = { .pid = 7 };
+	struct cgpath_stats st;
+	uint64_t id, t0 = mono_ns();	/* fill_holders() reads the clock */
+
+	for (int i = 0; i < CGPATH_MAX_DEPTH + 1; i++)
+		strcat(deep, "/d");
+	mkdirs(deep);
+	id = ino(deep);	/* at depth CGPATH_MAX_DEPTH + 2 */
+	h.cgroup_id = id;
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, t0), 0);
+	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), -ERANGE);
+	cgpath__stats(cp, &st);
+	assert_int_equal(st.cut_short, 1);
+	assert_int_equal(st.not_found, 0);
+	assert_int_equal(cgpath__fill_holders(cp, &h, 1), 0);
+	assert_true(h.cgroup_cut);
+	{
+		char w[DMT_CGROUP_PATH_MAX + 64];
+
+		tokens__holder_where(&h, true, w, sizeof(w));
+		assert_non_null(strstr(w, "path unknown: cgroup walk stopped at its bound"));
+	}
+	/* the tree shrinks: the cgroup is now at depth 2 */
+	snprintf(from, sizeof(from), "%s%s", root, deep);
+	snprintf(to, sizeof(to), "%s/deep/up", root);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(ino("/deep/up"), id);
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, t0 + 2 * CGPATH_NEG_TTL_NS), 0);
+	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/deep/up");
+	assert_int_equal(cgpath__fill_holders(cp, &h, 1), 0);
+	assert_false(h.cgroup_cut);
+	cgpath__free(cp);
+	rmtree("/deep");
+}
+
+/* The same for the directory bound: past CGPATH_MAX_WALK, nothing is "not found". */
+static void test_walk_bound(void **state)
+{
+	char p[PATH_MAX], buf[64];
+	struct cgpath *cp = cgpath__new(root);
+	struct cgpath_stats st;
+	uint64_t id = (1ULL << 42) + 1;	/* no such inode */
+	int n;
+
+	mkdirs("/wide");
+	for (int i = 0; i <= CGPATH_MAX_WALK; i++) {
+		snprintf(p, sizeof(p), "%s/wide/%d", root, i);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, 0), 0);
+	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), -ERANGE);
+	cgpath__stats(cp, &st);
+	assert_int_equal(st.truncated, 1);
+	assert_int_equal(st.cut_short, 1);
+	assert_int_equal(st.not_found, 0);
+	/* the tree shrinks; the next look, once expired, sees all of it */
+	for (n = 0; n <= CGPATH_MAX_WALK; n++) {
+		snprintf(p, sizeof(p), "%s/wide/%d", root, n);
+		assert_int_equal(rmdir(p), 0);
+	}
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, CGPATH_NEG_TTL_NS / 2), 0);
+	cgpath__stats(cp, &st);
+	assert_int_equal(st.walks, 1);	/* not before it expired */
+	assert_int_equal(cgpath__resolve_at(cp, &id, 1, CGPATH_NEG_TTL_NS), 0);
+	assert_int_equal(cgpath__path(cp, id, buf, sizeof(buf)), -ENOENT);
+	cgpath__stats(cp, &st);
+	assert_int_equal(st.walks, 2);
+	assert_int_equal(st.not_found, 1);
+	cgpath__free(cp);
+	rmtree("/wide");
 }
 
 /* A path longer than the buffer keeps its last components. */
@@ -229,9 +342,19 @@ static void test_holders(void **state)
 	assert_string_equal(where(&h[0], true), "pod " UID);
 	snprintf(h[0].cgroup, sizeof(h[0].cgroup), "/kubepods/besteffort/pod" UID "/" CID);
 	assert_string_equal(where(&h[0], true), "pod " UID " 9a8b7c6d5e4f");
-	/* kubepods, but not a pod we can parse: shown as the path */
+	/* kubepods, but not a pod we can parse: shown as the path, and why */
 	snprintf(h[0].cgroup, sizeof(h[0].cgroup), "/kubepods.slice/foo.scope");
-	assert_string_equal(where(&h[0], true), "/kubepods.slice/foo.scope");
+	assert_string_equal(where(&h[0], true),
+			    "/kubepods.slice/foo.scope (not a pod: malformed kubelet path)");
+	/* issue 37: named after a pod where anyone may make directories */
+	snprintf(h[0].cgroup, sizeof(h[0].cgroup), "/user.slice/user-1000.slice/"
+		 "user@1000.service/kubepods/besteffort/pod" UID "/" CID);
+	assert_string_equal(where(&h[0], true), "/user.slice/user-1000.slice/user@1000.service/"
+			    "kubepods/besteffort/pod" UID "/" CID
+			    " (not a pod: kubepods outside the kubelet's root)");
+	snprintf(h[0].cgroup, sizeof(h[0].cgroup), "/.../kubepods/pod" UID "/" CID);
+	assert_string_equal(where(&h[0], true), "/.../kubepods/pod" UID "/" CID
+			    " (not a pod: path cut short)");
 	assert_int_equal(cgpath__fill_holders(cp, NULL, 0), 0);
 	cgpath__free(cp);
 }
@@ -241,6 +364,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_gone),
+		cmocka_unit_test(test_depth_bound),
+		cmocka_unit_test(test_walk_bound),
 		cmocka_unit_test(test_long_path),
 		cmocka_unit_test(test_cache_bound),
 		cmocka_unit_test(test_holders),

@@ -202,28 +202,28 @@ static void test_binding_series(void **state)
 	const char *t = render(f);
 	char le[64];
 
-	assert_line(t, "devmemtop_binding_capacity_niovs{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 262144");
-	assert_line(t, "devmemtop_binding_free_niovs{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 26214");
-	assert_line(t, "devmemtop_binding_occupancy_ratio{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 0.9000015258789062");
-	assert_line(t, "devmemtop_binding_alloc_failures_total{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 2");
+	assert_line(t, "devmemtop_binding_capacity_niovs{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 262144");
+	assert_line(t, "devmemtop_binding_free_niovs{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 26214");
+	assert_line(t, "devmemtop_binding_occupancy_ratio{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 0.9000015258789062");
+	assert_line(t, "devmemtop_binding_alloc_failures_total{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 2");
 	/* held_by_sockets unknown: no series at all, not a fake 0 or -1 */
 	assert_false(has_family(t, "devmemtop_binding_socket_held_niovs"));
 	/* freed binding: its unknowns are omitted, its leak is reported */
 	assert_null(strstr(t, "devmemtop_binding_capacity_niovs{binding_id=\"4\""));
-	assert_line(t, "devmemtop_binding_leaked_niovs{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\"} 7");
-	assert_line(t, "devmemtop_binding_unbind_outstanding_niovs{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\"} 9");
-	assert_line(t, "devmemtop_binding_info{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\",layout=\"gen_pool\",state=\"freed\"} 1");
+	assert_line(t, "devmemtop_binding_leaked_niovs{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 7");
+	assert_line(t, "devmemtop_binding_unbind_outstanding_niovs{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 9");
+	assert_line(t, "devmemtop_binding_info{binding_id=\"4\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\",layout=\"gen_pool\",state=\"freed\"} 1");
 	/* latency in seconds: 700 ns is in (512, 1024] -> le=1.024e-06 */
-	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"5.12e-07\"} 0");
-	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"1.024e-06\"} 49");
-	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"6.5536e-05\"} 49");
-	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",le=\"0.000131072\"} 50");
-	assert_line(t, "devmemtop_binding_alloc_latency_seconds_count{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} 50");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\",le=\"5.12e-07\"} 0");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\",le=\"1.024e-06\"} 49");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\",le=\"6.5536e-05\"} 49");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_bucket{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\",le=\"0.000131072\"} 50");
+	assert_line(t, "devmemtop_binding_alloc_latency_seconds_count{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} 50");
 	prom_format_double(le, sizeof(le), (49 * 700 + 70000) / 1e9);
 	{
 		char line[256];
 
-		snprintf(line, sizeof(line), "devmemtop_binding_alloc_latency_seconds_sum{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\"} %s", le);
+		snprintf(line, sizeof(line), "devmemtop_binding_alloc_latency_seconds_sum{binding_id=\"3\",ifname=\"eth0\",ifindex=\"7\",direction=\"rx\"} %s", le);
 		assert_line(t, line);
 	}
 }
@@ -541,6 +541,49 @@ static void test_token_holder_pods(void **state)
 	f->snap.n_holders = 0;
 }
 
+/*
+ * Issue 37, finding 3: light mode after the privilege drop knows no
+ * holder's pid (another user's /proc/PID/fd). Three sockets in three pods
+ * are three series named by their socket inode, each with its own pod,
+ * never one pid="0" series with the first pod's labels and all tokens; a
+ * socket known by neither pid nor inode (a full holder map) has no name
+ * for a series: others.
+ */
+static void test_token_holder_unknown_pids(void **state)
+{
+	static const char cid[] =
+		"9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+	struct fixture *f = *state;
+	struct dmt_holder_snap h[4] = {};
+	const char *t;
+
+	for (int i = 0; i < 3; i++) {
+		h[i] = (struct dmt_holder_snap){ .binding_id = 3, .tokens = 100 - 40 * i + 20 * (i == 2),
+						 .niovs = 10 - i, .cgroup_id = 500 + i,
+						 .sock_ino = 7000 + i };
+		snprintf(h[i].cgroup, sizeof(h[i].cgroup),
+			 "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1%02d/%s", i, cid);
+	}
+	h[3] = (struct dmt_holder_snap){ .binding_id = 3, .tokens = 7, .cgroup_id = 600 };
+	f->snap.holders = h;
+	f->snap.n_holders = 4;
+	t = render(f);
+	assert_null(strstr(t, "pid=\"0\""));
+	assert_int_equal(count_lines(t, "devmemtop_token_holder_tokens{"), 3);
+	assert_line(t, "devmemtop_token_holder_tokens{socket_inode=\"7000\",comm=\"\","
+		       "binding_id=\"3\",pod_uid=\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e100\","
+		       "container_id=\"9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9\"} 100");
+	assert_line(t, "devmemtop_token_holder_tokens{socket_inode=\"7001\",comm=\"\","
+		       "binding_id=\"3\",pod_uid=\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e101\","
+		       "container_id=\"9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9\"} 60");
+	assert_line(t, "devmemtop_token_holder_niovs{socket_inode=\"7002\",comm=\"\","
+		       "binding_id=\"3\",pod_uid=\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e102\","
+		       "container_id=\"9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9\"} 8");
+	assert_line(t, "devmemtop_token_holder_others_tokens 7");
+	f->snap.holders = NULL;
+	f->snap.n_holders = 0;
+}
+
 static int count_lines(const char *t, const char *prefix)
 {
 	int n = 0;
@@ -606,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_token_holders, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_holder_counts_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_holder_pods, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_holder_unknown_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_limits, setup, teardown),
 	};
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "golden.h"
-#include "commands.h"
+#include "cmd/commands.h"
 
 static char scratch[] = "/tmp/dmt-golden-cmd-XXXXXX";
 static char origin[PATH_MAX];

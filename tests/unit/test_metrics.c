@@ -132,7 +132,9 @@ static void test_outputs_reach_rows(void **state)
 			if (d->prom_native)
 				assert_non_null(expo_family_find(d->prom_native));
 			if (d->unit == MU_BYTES)
-				assert_true(ends_with(d->prom, "_bytes"));
+				assert_true(ends_with(d->prom, d->kind == MK_SCALAR &&
+						      d->type == MT_COUNTER ? "_bytes_total" :
+						      "_bytes"));
 			if (d->unit == MU_RATIO)
 				assert_true(ends_with(d->prom, "_ratio"));
 		}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The netdev genl parsers (src/nl.c) on crafted messages: the replies the
+ * The netdev genl parsers (src/collector/nl.c) on crafted messages: the replies the
  * kernel sends (page-pool-get, page-pool-stats-get, queue-get, qstats-get,
  * page-pool notifications) and hostile ones: truncated, attributes running
  * past the message or of the wrong size, trailing bytes, ids out of range.
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <linux/genetlink.h>
-#include "nl.h"
+#include "collector/nl.h"
 
 struct msg {
 	unsigned char b[512] __attribute__((aligned(4)));

@@ -355,6 +355,50 @@ static void test_run_caps(void **state)
 }
 
 /*
+ * Issue 37, finding 3: holders whose pid is unknown (light mode after the
+ * privilege drop) are one row each, by socket inode; a recording from
+ * before the inode was kept tells them apart by cgroup. Never one row for
+ * all unknown processes.
+ */
+static void test_run_holder_unknown_pids(void **state)
+{
+	struct dmt_holder_snap h[3] = {
+		{ .binding_id = 3, .tokens = 100, .niovs = 10, .cgroup_id = 500, .sock_ino = 7000 },
+		{ .binding_id = 3, .tokens = 40, .niovs = 4, .cgroup_id = 501, .sock_ino = 7001 },
+		{ .binding_id = 3, .tokens = 20, .niovs = 2, .cgroup_id = 501, .sock_ino = 7002 },
+	};
+	struct dmt_snapshot s = { .mode = DMT_MODE_LIGHT, .n_holders = 3, .holders = h };
+	struct objrun r = {};
+
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_int_equal(r.n_holders, 3);
+	assert_int_equal(r.holders[0].tokens, 100);
+	assert_int_equal(r.holders[0].cgroup_id, 500);
+	assert_int_equal(r.holders[1].tokens, 40);
+	assert_int_equal(r.holders[2].tokens, 20);
+	assert_int_equal(r.holders[2].sock_ino, 7002);
+	objrun__fini(&r);
+
+	/* no inode (an older recording): by cgroup, 501's two sockets summed */
+	for (int i = 0; i < 3; i++)
+		h[i].sock_ino = 0;
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_int_equal(r.n_holders, 2);
+	assert_int_equal(r.holders[0].tokens, 100);
+	assert_int_equal(r.holders[1].tokens, 60);
+	assert_int_equal(r.holders[1].cgroup_id, 501);
+	objrun__fini(&r);
+
+	/* known pids: one process's sockets are one row, whatever their inodes */
+	h[0].pid = h[1].pid = h[2].pid = 42;
+	h[0].sock_ino = 1;
+	assert_int_equal(objrun__add(&r, &s), 0);
+	assert_int_equal(r.n_holders, 1);
+	assert_int_equal(r.holders[0].tokens, 160);
+	objrun__fini(&r);
+}
+
+/*
  * A holder's oldest token age over the run (issue 25): light mode's
  * snapshots carry none (0), so it stays unknown unless a sighting with a
  * hand-out history gave it; report and the HTML page print "-" for it.
@@ -409,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_run_light),
 		cmocka_unit_test(test_run_caps),
 		cmocka_unit_test(test_run_holder_age),
+		cmocka_unit_test(test_run_holder_unknown_pids),
 		cmocka_unit_test(test_run_holder_counts_unknown),
 		cmocka_unit_test(test_pool_identity),
 		cmocka_unit_test(test_many_and_cap),

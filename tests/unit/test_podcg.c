@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "podcg.h"
@@ -53,9 +54,61 @@ static void test_cgroupfs_driver(void **state)
 	expect("/kubepods/besteffort/pod" UID "/crio-" CID, UID, CID, "cri-o", PODCG_BESTEFFORT, 0);
 	expect("/kubepods/pod" UID "/" CID, UID, CID, "", PODCG_GUARANTEED, 0);
 	expect("/kubepods/pod" UID, UID, "", "", PODCG_GUARANTEED, 0);
-	/* v1 hierarchies print the same path under each controller; kind nests it */
-	expect("/docker/1234/kubepods/burstable/pod" UID "/" CID, UID, CID, "",
-	       PODCG_BURSTABLE, 0);
+}
+
+/*
+ * Issue 37, finding 2: kubepods is the kubelet's only where the kubelet
+ * puts it. A directory anyone may make, named after a pod, is not a pod.
+ */
+static void test_impersonation(void **state)
+{
+	struct podcg pc;
+	char path[1200];
+	int n;
+
+	/* (b) a user's delegated systemd subtree, a container's own cgroup */
+	assert_int_equal(podcg__parse("/user.slice/user-1000.slice/user@1000.service/kubepods/"
+				      "besteffort/pod" UID "/" CID, &pc), -EPERM);
+	assert_int_equal(podcg__parse("/user.slice/user-1000.slice/user@1000.service/"
+				      "kubepods.slice/kubepods-pod" UID_ ".slice", &pc), -EPERM);
+	assert_int_equal(podcg__parse("/docker/1234/kubepods/burstable/pod" UID "/" CID, &pc),
+			 -EPERM);
+	assert_int_equal(podcg__parse("/system.slice/docker-" CID ".scope/kubelet.slice/"
+				      "kubelet-kubepods.slice/kubelet-kubepods-pod" UID_ ".slice",
+				      &pc), -EPERM);
+	/* a slice chain broken by a name that is not its parent's */
+	assert_int_equal(podcg__parse("/machine.slice/other-kubepods.slice/other-kubepods-pod"
+				      UID_ ".slice", &pc), -EPERM);
+	/* inside a pod: a nested kubepods is the container's, not another pod */
+	assert_int_equal(podcg__parse("/kubepods.slice/kubepods-pod" UID_ ".slice/"
+				      "kubepods-podffffffff_4b5a_6978_8796_a5b4c3d2e1f0.slice", &pc),
+			 -EINVAL);
+	/* a pod slice that is not its QoS slice's child */
+	assert_int_equal(podcg__parse("/kubepods.slice/kubepods-burstable.slice/"
+				      "x-pod" UID_ ".slice", &pc), -EINVAL);
+	/* (a) a path cut to its tail (cgpath__path()): never parsed */
+	assert_int_equal(podcg__parse("/.../kubepods/besteffort/pod" UID "/" CID, &pc),
+			 -ENAMETOOLONG);
+	assert_int_equal(podcg__parse("/.../kubepods.slice/kubepods-pod" UID_ ".slice", &pc),
+			 -ENAMETOOLONG);
+	/* pod A's container, nested directories named after pod B, cut to 511 */
+	n = snprintf(path, sizeof(path), "/kubepods/pod" UID "/" CID);
+	while (n < 700)
+		n += snprintf(path + n, sizeof(path) - n, "/nest");
+	snprintf(path + n, sizeof(path) - n, "/kubepods/pod%s/%s",
+		 "ffffffff-4b5a-6978-8796-a5b4c3d2e1f0", CID);
+	assert_int_equal(podcg__parse(path, &pc), 0);
+	assert_string_equal(pc.pod_uid, UID);
+	{
+		/* what cgpath__path() keeps of it in a 512-byte field */
+		const char *t = path + strlen(path) - (512 - 5);
+		char cut[512];
+
+		snprintf(cut, sizeof(cut), "/...%s", strchr(t, '/'));
+		assert_int_not_equal(podcg__parse(cut, &pc), 0);
+	}
+	assert_string_equal(podcg_why(-EPERM), "not a pod: kubepods outside the kubelet's root");
+	assert_string_equal(podcg_why(-ENAMETOOLONG), "not a pod: path cut short");
 }
 
 static void test_not_a_pod(void **state)
@@ -111,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_systemd_driver),
 		cmocka_unit_test(test_cgroupfs_driver),
 		cmocka_unit_test(test_not_a_pod),
+		cmocka_unit_test(test_impersonation),
 		cmocka_unit_test(test_malformed),
 	};
 

@@ -401,6 +401,42 @@ static void test_tokens_round_trip(void **state)
 }
 
 /*
+ * Issue 37, finding 3: a holder whose pid is unknown keeps its socket inode
+ * in the recording (report tells such holders apart by it), written only
+ * when known: a holder without one takes the bytes it took before.
+ */
+static void test_holder_sock_ino(void **state)
+{
+	struct dmt_snapshot *s = full_snapshot(1), *d = NULL;
+	struct rec_buf b = {}, b0 = {};
+	char why[200];
+
+	s->holders = calloc(2, sizeof(*s->holders));
+	assert_non_null(s->holders);
+	s->n_holders = 2;
+	s->holders[0] = (struct dmt_holder_snap){ .tokens = 5, .cgroup_id = 500 };
+	s->holders[1] = (struct dmt_holder_snap){ .tokens = 4, .cgroup_id = 501 };
+	assert_int_equal(rec_encode_snapshot(&b0, s, NULL), 0);
+	s->holders[0].sock_ino = 7000;
+	s->holders[1].sock_ino = 7001;
+	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
+	assert_int_equal(b.len, b0.len + 2 * 8);
+	assert_int_equal(rec_decode_snapshot(b.p, b.len, NULL, &d, why, sizeof(why)), 0);
+	assert_int_equal(d->holders[0].pid, 0);
+	assert_int_equal(d->holders[0].sock_ino, 7000);
+	assert_int_equal(d->holders[1].sock_ino, 7001);
+	assert_int_equal(d->holders[1].cgroup_id, 501);
+	snapshot__free(d);
+	d = NULL;
+	assert_int_equal(rec_decode_snapshot(b0.p, b0.len, NULL, &d, why, sizeof(why)), 0);
+	assert_int_equal(d->holders[0].sock_ino, 0);
+	snapshot__free(d);
+	rec_buf__free(&b);
+	rec_buf__free(&b0);
+	snapshot__free(s);
+}
+
+/*
  * Each holder's cgroup id and path (issue 24) follow the token section; a
  * recording from before them reads with the ids unknown (0, ""), a count
  * that does not match the holders' is damage.
@@ -481,6 +517,21 @@ static void test_holder_cgroups(void **state)
 }
 
 /*
+ * The length of a binding's histogram tail when its tagged histograms are
+ * empty (full_snapshot fills none of them): n, then per row its tag, count,
+ * sum and no slot; none without such a row.
+ */
+static size_t binding_hist_tail_len(void)
+{
+	size_t rows = 0;
+
+	for (size_t i = 0; i < mdef_count; i++)
+		rows += mdefs[i].obj == MO_BINDING && mdefs[i].rec_tag != 0 &&
+			mdefs[i].kind != MK_SCALAR;
+	return rows ? 2 + rows * (2 + 8 + 8 + 2) : 0;
+}
+
+/*
  * The metric table's stored rows travel in a tagged tail after the version 1
  * binding fields: a tag this reader does not know is skipped, not an error.
  */
@@ -493,11 +544,12 @@ static void test_binding_tail(void **state)
 	size_t after = 6 * 8 + 1 + 4 + 8 + TAIL_EMPTY, tail, stored = 0;
 
 	for (size_t i = 0; i < mdef_count; i++)
-		stored += mdefs[i].obj == MO_BINDING && mdefs[i].rec_tag != 0;
+		stored += mdefs[i].obj == MO_BINDING && mdefs[i].rec_tag != 0 &&
+			  mdefs[i].kind == MK_SCALAR;
 	s->n_pools = 0;
 	s->n_progs = 0;
 	assert_int_equal(rec_encode_snapshot(&b, s, NULL), 0);
-	tail = b.len - after - (2 + stored * 10);
+	tail = b.len - after - (2 + stored * 10) - binding_hist_tail_len();
 	assert_int_equal(b.p[tail], stored);	/* every row with a tag */
 	assert_int_equal(b.p[tail + 2], 1);	/* created_ns */
 	b.p[tail + 2] = 0xe7;			/* tag 999: a newer writer's */
@@ -576,6 +628,8 @@ static void test_hist_tail(void **state)
 		1, 0, 0xe7, 0x03, 3, 0, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0,
 		1, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 0,
 	};
+	/* where the table has tagged rows, the 999 row joins their tail instead */
+	size_t own = binding_hist_tail_len(), skip = own ? 2 : 0, n_at;
 	/* the binding's length: no pools, availability as in the frame before */
 	const size_t at = 8 + 8 + 8 + 8 + 4 + 1 + 4 + 4;
 	uint32_t len, nlen;
@@ -590,17 +644,20 @@ static void test_hist_tail(void **state)
 	p = malloc(b.len + sizeof(tail));
 	assert_non_null(p);
 	memcpy(p, b.p, end);
-	memcpy(p + end, tail, sizeof(tail));
-	memcpy(p + end + sizeof(tail), b.p + end, b.len - end);
-	nlen = htole32(le32toh(len) + sizeof(tail));
+	memcpy(p + end, tail + skip, sizeof(tail) - skip);
+	memcpy(p + end + sizeof(tail) - skip, b.p + end, b.len - end);
+	nlen = htole32(le32toh(len) + sizeof(tail) - skip);
 	memcpy(p + at, &nlen, 4);
-	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+	n_at = own ? end - own : end;
+	if (own)
+		p[n_at] += 1;
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail) - skip, s->avail, &d, why,
 					     sizeof(why)), 0);
 	assert_snap_equal(s, d);
 	snapshot__free(d);
 	d = NULL;
-	p[end] = 200;
-	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail), s->avail, &d, why,
+	p[n_at] = 200;
+	assert_int_equal(rec_decode_snapshot(p, b.len + sizeof(tail) - skip, s->avail, &d, why,
 					     sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "histogram tail count 200"));
 	assert_null(d);
@@ -1189,6 +1246,7 @@ int main(void)
 		cmocka_unit_test(test_hist_tail),
 		cmocka_unit_test(test_tokens_round_trip),
 		cmocka_unit_test(test_holder_cgroups),
+		cmocka_unit_test(test_holder_sock_ino),
 		cmocka_unit_test(test_v1_fixture),
 		cmocka_unit_test(test_avail_upgrade),
 		cmocka_unit_test(test_file_round_trip),

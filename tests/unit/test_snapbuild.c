@@ -237,6 +237,46 @@ static struct dmt_binding map_binding(uint32_t id, uint64_t addr)
 	return v;
 }
 
+/*
+ * A TX binding's sends since attach; its references in flight only where
+ * the tool saw it made (every reference since), and never below zero.
+ */
+static void test_tx_binding(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct dmt_binding v = map_binding(8, 0xee00);
+	struct dmt_binding_snap *b;
+
+	(void)state;
+	v.flags = DMT_BIND_TX | DMT_BIND_SEEN_CREATE;
+	v.tx_sendmsg = 2;
+	v.tx_bytes = 12;
+	v.tx_errors = 1;
+	v.tx_refs_taken = 5;
+	v.tx_refs_dropped = 3;
+	v.tx_ref_time.slots[12] = 1;
+	v.tx_ref_time.count = 1;
+	b = snapbuild_add_binding(s, &v);
+	assert_int_equal(b->tx_sendmsg, 2);
+	assert_int_equal(b->tx_bytes, 12);
+	assert_int_equal(b->tx_errors, 1);
+	assert_int_equal(b->tx_niov_refs, 2);
+	assert_int_equal(b->tx_ref_time_ns.count, 1);
+	assert_int_equal(b->tx_ref_time_ns.slots[12], 1);
+	/* made before the attach: references taken before it are not seen */
+	v.flags = DMT_BIND_TX;
+	assert_int_equal(snapbuild_add_binding(s, &v)->tx_niov_refs, -1);
+	/* more dropped than taken (a drop counted, its take missed): unknown */
+	v.flags = DMT_BIND_TX | DMT_BIND_SEEN_CREATE;
+	v.tx_refs_dropped = 6;
+	assert_int_equal(snapbuild_add_binding(s, &v)->tx_niov_refs, -1);
+	/* an RX binding has no references in flight to know */
+	v.flags = DMT_BIND_SEEN_CREATE;
+	v.tx_refs_dropped = 0;
+	assert_int_equal(snapbuild_add_binding(s, &v)->tx_niov_refs, -1);
+	snapshot__free(s);
+}
+
 static void test_binding_from_map(void **state)
 {
 	struct dmt_snapshot *s = snap(1);
@@ -274,6 +314,34 @@ static void test_binding_from_map(void **state)
 	snapbuild_finish_binding(b, true);
 	assert_int_equal(b->in_pools, 0);
 	assert_true(b->occupancy < 0);
+
+	/* freed after its pool was read: the pool's inflight is not in pools */
+	b->in_pools = 26;
+	b->pools = 1;
+	snapbuild_finish_binding(b, true);
+	assert_int_equal(b->in_pools, 0);
+	assert_int_equal(b->pools, 0);
+	b->in_pools = 26;
+	snapbuild_finish_binding(b, false);
+	assert_int_equal(b->in_pools, -1);
+
+	/* a TX binding: its allocator reads all free, it has no RX pool or
+	 * token; those figures are unknown with the reason, never 0
+	 */
+	v = map_binding(7, 0xdd00);
+	v.flags = DMT_BIND_TX;
+	v.free_niovs_tp = 100;
+	v.total_niovs = 100;
+	b = snapbuild_add_binding(s, &v);
+	assert_int_equal(b->tx, 1);
+	snapbuild_finish_binding(b, true);
+	assert_int_equal(b->total_niovs, 100);
+	assert_int_equal(b->free_niovs, -1);
+	assert_int_equal(b->in_pools, -1);
+	assert_int_equal(b->held_tokens, -1);
+	assert_int_equal(b->held_why, DMT_HELD_TX);
+	assert_true(b->occupancy < 0);
+	assert_non_null(strstr(dmt_held_why_text(b->held_why), "TX binding"));
 	snapshot__free(s);
 }
 
@@ -648,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_slow_batch_mean),
 		cmocka_unit_test(test_merge_queues),
 		cmocka_unit_test(test_rates_address_reuse),
+		cmocka_unit_test(test_tx_binding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

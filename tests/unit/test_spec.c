@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "collector.h"
 #include "gate_spec.h"
+#include "snapshot.h"
 
 /* The per-binding scalars come from the metric table: looked up by name. */
 #define GM_BIND_USED_BYTES	gm_lookup("binding.used_bytes")

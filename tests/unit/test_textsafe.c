@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "promfmt.h"
@@ -109,6 +110,33 @@ static void test_prom_label_escapes_controls(void **state)
 	assert_no_controls(buf);
 }
 
+/* Messages that quote a file, escaped in place (compare, gate and web config errors). */
+static void test_line_in_place(void **state)
+{
+	char m[64] = "spec.yaml:1:1: unknown key 'a\033[2J\xff'", small[8] = "ab\ncd";
+
+	(void)state;
+	assert_string_equal(textsafe_line(m, sizeof(m)),
+			    "spec.yaml:1:1: unknown key 'a\\x1b[2J\\xff'");
+	/* what does not fit is left out whole */
+	assert_string_equal(textsafe_line(small, sizeof(small)), "ab\\x0ac");
+	strcpy(m, "clean \xc3\xa9");
+	assert_string_equal(textsafe_line(m, sizeof(m)), "clean \xc3\xa9");
+}
+
+/* JUnit text: markup as entities, no control character or invalid UTF-8. */
+static void test_xml(void **state)
+{
+	char buf[128] = "";
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	(void)state;
+	assert_non_null(f);
+	textsafe_xml(f, "<a&\"'>\t\033\xff\xc3\xa9");
+	fclose(f);
+	assert_string_equal(buf, "&lt;a&amp;&quot;&apos;&gt;\t\\x1b\\xff\xc3\xa9");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +146,8 @@ int main(void)
 		cmocka_unit_test(test_col_fits_and_pads),
 		cmocka_unit_test(test_prom_label_escapes_controls),
 		cmocka_unit_test(test_utf8_for_json),
+		cmocka_unit_test(test_line_in_place),
+		cmocka_unit_test(test_xml),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,6 +161,12 @@ static void test_manual_binding_from_urefs(void **state)
 	assert_string_equal(row->comm, "rx");
 	assert_int_equal(row->binding_id, 7);
 	assert_int_equal(row->cgroup_id, 11);
+	/* issue 37: every row gets its socket's inode, what names it without a pid */
+	tok_iter__holder_inodes(s, 2, &a);
+	for (size_t i = 0; i < a.n_holders; i++)
+		for (size_t k = 0; k < 2; k++)
+			if (s[k].sk == a.holders[i].sk)
+				assert_int_equal(a.holders[i].sock_ino, s[k].ino);
 	tok_agg__free(&a);
 	free(t);
 	free(h);

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "json_out.h"
-#include "top.h"
 #include "util.h"
+#include "cmd/top.h"
 
 #define ARGV(...) ((char *[]){ "devmemtop", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "devmemtop", __VA_ARGS__ }) / sizeof(char *)))
@@ -51,7 +51,7 @@ static void test_args_bad(void **state)
 	assert_non_null(strstr(err, "--bogus"));
 	assert_int_equal(PARSE(&o, err, "-b", "-j"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-m", "heavy"), -EINVAL);
-	assert_non_null(strstr(err, "auto, fentry, tp or light"));
+	assert_non_null(strstr(err, "devmem, full, light, fentry or tp"));
 	assert_int_equal(PARSE(&o, err, "--sampling", "20ms"), -EINVAL);
 	assert_non_null(strstr(err, "bad sampling '20ms'"));
 }
@@ -82,6 +82,39 @@ static void test_light_args(void **state)
 	assert_int_equal(parse_sampling("20ms/", &w, &p), -EINVAL);
 	assert_int_equal(parse_sampling("20ms", &w, &p), -EINVAL);
 	assert_int_equal(parse_sampling(NULL, &w, &p), -EINVAL);
+}
+
+/*
+ * Issue 36: the devmem mode is the default; the full mode is -m full, and
+ * today's names (-m auto, --pools devmem|all) still parse to the same modes.
+ */
+static void test_mode_names(void **state)
+{
+	struct top_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-b"), 0);
+	assert_int_equal(o.force_mode, DMT_MODE_DEVMEM);
+	assert_int_equal(PARSE(&o, err, "-m", "full"), 0);
+	assert_int_equal(o.force_mode, -1);
+	assert_int_equal(PARSE(&o, err, "-m", "devmem"), 0);
+	assert_int_equal(o.force_mode, DMT_MODE_DEVMEM);
+	assert_int_equal(PARSE(&o, err, "-m", "auto"), 0);
+	assert_int_equal(o.force_mode, -1);
+	assert_int_equal(PARSE(&o, err, "--pools", "all"), 0);
+	assert_int_equal(o.force_mode, -1);
+	assert_int_equal(PARSE(&o, err, "-m", "full", "--pools", "devmem"), 0);
+	assert_int_equal(o.force_mode, DMT_MODE_DEVMEM);
+	assert_int_equal(PARSE(&o, err, "--pools", "pages"), -EINVAL);
+	assert_non_null(strstr(err, "bad --pools 'pages': devmem or all"));
+	assert_string_equal(mode_rename_note("--mode", "auto"),
+			    "-m auto is now -m full; the default is -m devmem");
+	assert_string_equal(mode_rename_note("--pools", "devmem"),
+			    "--pools devmem is now the devmem mode (-m devmem), the default");
+	assert_string_equal(mode_rename_note("--pools", "all"),
+			    "--pools all is now the full mode (-m full)");
+	assert_null(mode_rename_note("--mode", "full"));
+	assert_null(mode_rename_note("--mode", "devmem"));
 }
 
 static void test_duration(void **state)
@@ -271,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_args_good),
 		cmocka_unit_test(test_args_bad),
 		cmocka_unit_test(test_light_args),
+		cmocka_unit_test(test_mode_names),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_json_schema),

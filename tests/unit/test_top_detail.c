@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The live view's detail pane (src/top_detail.c) without a terminal:
+ * The live view's detail pane (src/cmd/top_detail.c) without a terminal:
  * selection keys, the pool and binding panes (histogram bars with ns/us/ms
  * bucket labels, occupancy gauge, sparklines, unavailable reasons), and
  * every line fitting the terminal at 80x24 and smaller sizes.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <ncurses.h>
 #include <cmocka.h>
-#include "top_detail.h"
+#include "cmd/top_detail.h"
 
 static struct dmt_snapshot *snap(int k)
 {
@@ -163,7 +163,7 @@ static void test_binding_pane(void **state)
 	if (getenv("DUMP"))
 		for (size_t i = 0; i < d.n; i++)
 			printf("%s\n", d.v[i]);
-	assert_string_equal(d.v[0], "Binding 3 on eth0");
+	assert_string_equal(d.v[0], "Binding 3 on eth0 (RX)");
 	assert_true(has(&d, "occupancy    [#############"));
 	assert_true(has(&d, "] 50.0% (500 of 1000 niovs)"));
 	assert_true(has(&d, "Alloc latency: 41 samples"));

@@ -86,64 +86,115 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 
 /* ---- load / attach ------------------------------------------------------ */
 
+/*
+ * Opens the object with every program's autoload and rodata set from the
+ * probes; "only" >= 0 loads that one program and none of the others (the
+ * per-program retry below). DEVMEMTOP_FAULT_PROG=NAME[,NAME...] gives each named program a
+ * type no kernel loads: the tests' way to break one program on a kernel
+ * where all of them load.
+ */
+static bool fault_injected(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static int skel_open(struct collector *c, int only)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kernel_btf_path());
+	const char *fault = getenv("DEVMEMTOP_FAULT_PROG");
+
+	c->skel = devmemtop__open_opts(&oo);
+	if (!c->skel)
+		return -errno ? -errno : -ENOMEM;
+	c->skel->rodata->devmem_alloc_fn = c->devmem_alloc_fn;
+	c->skel->rodata->io_uring_alloc_fn = c->io_uring_alloc_fn;
+	c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
+	c->skel->rodata->use_devmem_tp = false;
+	c->skel->rodata->tok_fallback = c->ar.tok_fallback;
+	/*
+	 * devmem pools' refills counted at the provider call, not per page:
+	 * the devmem_alloc tracepoint where the kernel has it, else the
+	 * provider's fexit (light mode attaches it anyway, for the allocation
+	 * latency: a kernel without our tracepoints, such as stock 7.3, still
+	 * gets exact devmem refills and its devmem pools located at once)
+	 */
+	c->skel->rodata->light_devmem_refill =
+		(c->ar.light || c->ar.devmem) &&
+		(c->ps[DMT_H_DM_ALLOC].wanted || c->ps[DMT_H_MP_ALLOC_EXIT].wanted);
+	for (size_t i = 0; i < DMT_H__COUNT; i++) {
+		c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj, dmt_hooks[i].name);
+		if (!c->ps[i].prog)
+			return -ENOENT;
+		bpf_program__set_autoload(c->ps[i].prog,
+					  c->ps[i].wanted && (only < 0 || (size_t)only == i));
+		if (dmt_hooks[i].group == DMT_HG_DEVMEM_TP && c->ps[i].wanted)
+			c->skel->rodata->use_devmem_tp = true;
+		if (fault_injected(fault, dmt_hooks[i].name))	/* the kernel refuses it */
+			bpf_program__set_type(c->ps[i].prog, BPF_PROG_TYPE_UNSPEC);
+	}
+	return 0;
+}
+
+/*
+ * Load every wanted program. When the object does not load (a program
+ * the probes accepted fails the verifier, a CO-RE relocation or its attach
+ * target), each wanted program is loaded alone to find which ones fail:
+ * those become "unavailable" with their own error and the rest load
+ * together, so one broken program never takes its siblings down with it.
+ */
 static int open_and_load(struct collector *c)
 {
-	int err;
+	char eb[128];
+	int err, n_failed = 0;
 
-	for (int attempt = 0; attempt < 3; attempt++) {
-		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kernel_btf_path());
-
-		c->skel = devmemtop__open_opts(&oo);
-		if (!c->skel)
-			return -errno ? -errno : -ENOMEM;
-		c->skel->rodata->devmem_alloc_fn = c->devmem_alloc_fn;
-		c->skel->rodata->io_uring_alloc_fn = c->io_uring_alloc_fn;
-		c->skel->rodata->binding_free_takes_work = binding_free_takes_work(c->vmlinux);
-		c->skel->rodata->use_devmem_tp = false;
-		c->skel->rodata->tok_fallback = c->ar.tok_fallback;
-		c->skel->rodata->light_devmem_refill = c->ar.light && c->ps[DMT_H_DM_ALLOC].wanted;
-		c->skel->rodata->pools_devmem_only = c->ar.pools_devmem;
-		for (size_t i = 0; i < DMT_H__COUNT; i++) {
-			c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj,
-									 dmt_hooks[i].name);
-			if (!c->ps[i].prog)
-				return -ENOENT;
-			bpf_program__set_autoload(c->ps[i].prog, c->ps[i].wanted);
-			if (dmt_hooks[i].group == DMT_HG_DEVMEM_TP && c->ps[i].wanted)
-				c->skel->rodata->use_devmem_tp = true;
-		}
+	err = skel_open(c, -1);
+	if (!err)
 		err = devmemtop__load(c->skel);
-		if (!err)
-			return 0;
+	if (!err)
+		return 0;
+	devmemtop__destroy(c->skel);
+	c->skel = NULL;
+	if (err == -ENOENT || err == -ENOMEM)
+		return err;
+	coll_log(c, 1, "load failed (%s): loading each program alone to find which",
+		 err_str(err, eb, sizeof(eb)));
+	for (size_t i = 0; i < DMT_H__COUNT; i++) {
+		int perr;
+
+		if (!c->ps[i].wanted)
+			continue;
+		perr = skel_open(c, (int)i);
+		if (!perr)
+			perr = devmemtop__load(c->skel);
 		devmemtop__destroy(c->skel);
 		c->skel = NULL;
-		/*
-		 * Something the probes accepted failed the verifier or a CO-RE
-		 * relocation. Drop the optional groups one at a time, saying so.
-		 */
-		enum dmt_hook_group drop = attempt == 0 ? DMT_HG_FENTRY : DMT_HG_DEVMEM_TP;
-		bool dropped = false;
-
-		for (size_t i = 0; i < DMT_H__COUNT; i++) {
-			enum dmt_hook_group g = dmt_hooks[i].group;
-
-			if (g != drop && !(attempt == 0 && g == DMT_HG_TOK_FENTRY) &&
-			    !(attempt == 1 &&
-			      (g == DMT_HG_WALK || g == DMT_HG_TOK_TP || g == DMT_HG_TOK ||
-			       g == DMT_HG_UREF_TP)))
-				continue;
-			if (!c->ps[i].wanted)
-				continue;
-			c->ps[i].wanted = false;
-			snprintf(c->ar.hook[i].why, sizeof(c->ar.hook[i].why),
-				 "BPF load failed (%s); run with -vv for the verifier log",
-				 strerror(-err));
-			dropped = true;
-		}
-		coll_log(c, 1, "load failed (%s), retrying without %s programs", strerror(-err),
-		     drop == DMT_HG_FENTRY ? "fentry/fexit" : "devmem tracepoint and walk");
-		if (!dropped && attempt > 0)
-			break;
+		if (!perr)
+			continue;
+		c->ps[i].wanted = false;
+		n_failed++;
+		snprintf(c->ar.hook[i].why, sizeof(c->ar.hook[i].why),
+			 "BPF load of %s failed (%.40s); run with -vv for the verifier log",
+			 dmt_hooks[i].name, err_str(perr, eb, sizeof(eb)));
+		coll_log(c, 1, "program %s does not load: %s", dmt_hooks[i].name, eb);
+	}
+	if (!n_failed) {
+		coll_log(c, 1, "every program loads alone, but not together (%s)",
+			 err_str(err, eb, sizeof(eb)));
+		return err;
+	}
+	err = skel_open(c, -1);
+	if (!err)
+		err = devmemtop__load(c->skel);
+	if (err) {
+		devmemtop__destroy(c->skel);
+		c->skel = NULL;
+		coll_log(c, 1, "load without the %d failed program(s) failed too (%s)", n_failed,
+			 err_str(err, eb, sizeof(eb)));
 	}
 	return err;
 }
@@ -157,10 +208,10 @@ static void attach_all(struct collector *c)
 		hr->loaded = s->wanted;
 		if (!s->wanted || dmt_hooks[i].kind == DMT_HK_RUN)
 			continue;
-		/* light mode: attached only inside sampling windows */
-		if (c->ar.light && dmt_hooks[i].window) {
-			snprintf(hr->why, sizeof(hr->why),
-				 "light mode: attached in sampling windows");
+		/* light and devmem modes: attached only inside sampling windows */
+		if ((c->ar.light || c->ar.devmem) && dmt_hooks[i].window) {
+			snprintf(hr->why, sizeof(hr->why), "%s mode: attached in sampling windows",
+				 c->ar.light ? "light" : "devmem");
 			continue;
 		}
 		s->link = bpf_program__attach(s->prog);
@@ -220,12 +271,11 @@ static int collector_setup(struct collector *c, char *why, size_t len)
 	}
 	c->ar.have_devmem = btf_has(c->vmlinux, "net_devmem_dmabuf_binding", BTF_KIND_STRUCT);
 	c->ar.light = c->opts.force_mode == DMT_MODE_LIGHT;
-	/* light mode attaches no per-page program: nothing to return early */
-	c->ar.pools_devmem = c->opts.pools_devmem && !c->ar.light;
+	c->ar.devmem = c->opts.force_mode == DMT_MODE_DEVMEM;
 	c->ar.window_ns = (c->opts.light_window_ms ? c->opts.light_window_ms :
-			   c->ar.light ? DMT_LIGHT_WINDOW_MS : DMT_LOCATE_WINDOW_MS) * 1000000ULL;
+			   DMT_LIGHT_WINDOW_MS) * 1000000ULL;
 	c->ar.period_ns = (c->opts.light_period_ms ? c->opts.light_period_ms :
-			   c->ar.light ? DMT_LIGHT_PERIOD_MS : DMT_LOCATE_PERIOD_MS) * 1000000ULL;
+			   DMT_LIGHT_PERIOD_MS) * 1000000ULL;
 	coll_log(c, 1, "kernel devmem support: %s", c->ar.have_devmem ? "yes" : "no");
 	read_kallsyms(c);
 	return 0;
@@ -387,17 +437,14 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	 * forward (at most one window per snapshot)
 	 */
 	ntf = pool_notifications(c);
-	if ((c->ar.light || c->ar.pools_devmem) &&
+	if ((c->ar.light || c->ar.devmem) &&
 	    (ntf || !c->windows || t0 - c->last_window >= c->ar.period_ns)) {
 		if (ntf && c->windows && t0 - c->last_window < c->ar.period_ns)
 			run_log(c, 2, "page-pool notifications: window brought forward (%llu, "
 				 "%llu notifications read)",
 				 (unsigned long long)++c->ntf_windows,
 				 (unsigned long long)c->ntf_seen);
-		if (c->ar.light)
-			light_window(c);
-		else
-			locate_window(c);
+		light_window(c);
 		t0 = now_mono_ns();
 	}
 	s = calloc(1, sizeof(*s));

@@ -663,7 +663,8 @@ static void bind_histograms(struct pane *p, const struct dmt_snapshot *s,
 	int rows, with = 0;
 
 	for (size_t k = 0; k < mdef_count; k++) {
-		if (!mdef_bind_view_hist(&mdefs[k]))
+		/* and only the binding's own: no TX time on an RX binding */
+		if (!mdef_bind_view_hist(&mdefs[k]) || (mdefs[k].known && !mdefs[k].known(b)))
 			continue;
 		with += mdef_available(&mdefs[k], s->avail) && mdef_log2(&mdefs[k], b)->count;
 		last = &mdefs[k];
@@ -672,7 +673,7 @@ static void bind_histograms(struct pane *p, const struct dmt_snapshot *s,
 	for (size_t k = 0; k < mdef_count; k++) {
 		const struct mdef *d = &mdefs[k];
 
-		if (!mdef_bind_view_hist(d))
+		if (!mdef_bind_view_hist(d) || (d->known && !d->known(b)))
 			continue;
 		snprintf(title, sizeof(title), "%c%s", toupper(d->title[0]), d->title + 1);
 		log2_section(p, title, mdef_log2(d, b),
@@ -693,7 +694,8 @@ static void binding_pane(struct pane *p, const struct top_ui *u, const struct dm
 	cnt(sock, sizeof(sock), b->held_by_sockets);
 	cnt(unb, sizeof(unb), b->out_at_unbind);
 	cnt(leak, sizeof(leak), b->out_at_free);
-	add(p, 2, "Binding %u on %s", b->id, b->ifname[0] ? b->ifname : "?");
+	add(p, 2, "Binding %u on %s (%s)", b->id, b->ifname[0] ? b->ifname : "?",
+	    b->tx ? "TX: bind-tx, RX figures n/a" : "RX");
 	add(p, 0, "  ifindex %d  dmabuf %llu bytes  niov %u bytes  layout %s  %s", b->ifindex,
 	    (unsigned long long)b->dmabuf_size, b->niov_size, b->layout ? b->layout : "?",
 	    !b->alive ? "freed" : b->unbound ? "unbound" : "bound");

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include "compare.h"
+#include "compare_eval.h"
 #include "metrics.h"
+#include "textsafe.h"
 #include "util.h"
+#include "yamlfile.h"
 
 
 static int parse_noise(const char *s, double *out)
@@ -71,8 +73,8 @@ static int spec_entry(yaml_document_t *doc, yaml_node_t *e, struct cmp_set *set,
 		SPEC_ERR(e, "a metrics entry needs 'metric'");
 	snprintf(full, sizeof(full), "%s%s%s%s%s", metric, agg || better ? ":" : "",
 		 agg ? agg : "", better ? ":" : "", better ? better : "");
-	if (set->n == 64)
-		SPEC_ERR(e, "more than 64 metrics");
+	if (set->n == CMP_MAX_METRICS)
+		SPEC_ERR(e, "more than %d metrics", CMP_MAX_METRICS);
 	if (cmp_metric__init(&set->m[set->n], full, noise, why, sizeof(why)))
 		SPEC_ERR(e, "%s", why);
 	set->n++;
@@ -108,7 +110,7 @@ static int spec_root(yaml_document_t *doc, struct cmp_set *set, const char *path
 	}
 	if (!list || list->type != YAML_SEQUENCE_NODE)
 		SPEC_ERR(root, "'metrics' must be a list");
-	set->m = calloc(64, sizeof(*set->m));
+	set->m = calloc(CMP_MAX_METRICS, sizeof(*set->m));
 	if (!set->m)
 		return -ENOMEM;
 	for (yaml_node_item_t *it = list->data.sequence.items.start;
@@ -122,72 +124,109 @@ static int spec_root(yaml_document_t *doc, struct cmp_set *set, const char *path
 	return 0;
 }
 
+/* The spec through yamlfile (its bounds: size, nesting, one document, no key twice). */
 int compare_spec__load(const char *path, struct cmp_set *set, char *msg, size_t len)
 {
-	yaml_parser_t parser;
+	struct yamlfile_err ye;
 	yaml_document_t doc;
-	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0;
 	int err;
 
-	if (!f) {
-		int e = errno;
-
-		snprintf(msg, len, "cannot open %s: %s", path, strerror(e));
-		return -e;
+	err = yamlfile__read(path, false, &buf, &n);
+	if (err) {
+		snprintf(msg, len, "cannot read %s: %s", path,
+			 err == -EFBIG ? "larger than 1 MiB" : strerror(-err));
+		return err;
 	}
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(msg, len, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1,
-			 parser.problem ? parser.problem : "malformed YAML");
-		err = -EINVAL;
-		goto free_parser;
+	err = yamlfile__parse(buf, n, &doc, &ye);
+	free(buf);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		snprintf(msg, len, "%s:%zu:%zu: %s%s", path, ye.line, ye.col,
+			 ye.why == YF_SYNTAX ? "YAML error: " : "", ye.text);
+		return err;
 	}
 	err = spec_root(&doc, set, path, msg, len);
 	yaml_document_delete(&doc);
-free_parser:
-	yaml_parser_delete(&parser);
-	fclose(f);
 	return err;
 }
 
 /* ---- --summary ---- */
 
-/* NAME BETTER MEAN SD N MEAN SD N [NOISE%]; '#' comments, blank lines. */
-static int summary_row(const char *line, struct cmp_metric *m, double noise, char *msg,
-		       size_t len)
+#define SUMMARY_MAX_N		1000000000UL	/* runs a side */
+#define SUMMARY_MAX_LINE	4096		/* characters a line, newline included */
+
+/* A number of the row: the whole token, finite. */
+static int summary_num(const char *tok, const char *what, double *out, char *msg, size_t len)
 {
-	char name[64], better[16], nz[16] = "";
-	unsigned long n1, n2;
-	int k;
+	char *end;
+
+	*out = strtod(tok, &end);
+	if (end == tok || *end || !isfinite(*out)) {
+		snprintf(msg, len, "%s must be a finite number, not '%s'", what, tok);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* NAME BETTER MEAN SD N MEAN SD N [NOISE%] [# comment]; line is cut into tokens. */
+static int summary_row(char *line, struct cmp_metric *m, double noise, char *msg, size_t len)
+{
+	static const char *const what[] = { "NAME", "BETTER", "the base mean", "the base sd",
+		"the base n", "the candidate mean", "the candidate sd", "the candidate n", "NOISE" };
+	char *tok[9], *save = NULL, *t;
+	uint64_t n[2];
+	int k = 0;
 
 	memset(m, 0, sizeof(*m));
-	k = sscanf(line, "%63s %15s %lf %lf %lu %lf %lf %lu %15s", name, better, &m->mean[0],
-		   &m->sd[0], &n1, &m->mean[1], &m->sd[1], &n2, nz);
+	for (t = strtok_r(line, " \t\r\n", &save); t && *t != '#';
+	     t = strtok_r(NULL, " \t\r\n", &save)) {
+		if (k == 9) {
+			snprintf(msg, len, "more than 9 columns (NAME lower|higher MEAN SD N MEAN SD "
+				 "N [NOISE%%])");
+			return -EINVAL;
+		}
+		tok[k++] = t;
+	}
 	if (k < 8) {
 		snprintf(msg, len, "expected NAME lower|higher MEAN SD N MEAN SD N [NOISE%%]");
 		return -EINVAL;
 	}
-	if (strcmp(better, "lower") && strcmp(better, "higher")) {
-		snprintf(msg, len, "second column must be lower or higher, not '%s'", better);
+	if (strlen(tok[0]) >= 128) {
+		snprintf(msg, len, "NAME longer than 127 characters");
 		return -EINVAL;
 	}
+	if (strcmp(tok[1], "lower") && strcmp(tok[1], "higher")) {
+		snprintf(msg, len, "second column must be lower or higher, not '%.32s'", tok[1]);
+		return -EINVAL;
+	}
+	for (int s = 0; s < 2; s++) {
+		if (summary_num(tok[2 + 3 * s], what[2 + 3 * s], &m->mean[s], msg, len) ||
+		    summary_num(tok[3 + 3 * s], what[3 + 3 * s], &m->sd[s], msg, len))
+			return -EINVAL;
+		if (parse_uint(tok[4 + 3 * s], SUMMARY_MAX_N, &n[s])) {
+			snprintf(msg, len, "%s must be a whole number of runs up to %lu, not '%.32s'",
+				 what[4 + 3 * s], SUMMARY_MAX_N, tok[4 + 3 * s]);
+			return -EINVAL;
+		}
+	}
 	m->noise_pct = noise;
-	if (k == 9 && parse_noise(nz, &m->noise_pct)) {
-		snprintf(msg, len, "noise must be a percentage such as 5%%, not '%s'", nz);
+	if (k == 9 && parse_noise(tok[8], &m->noise_pct)) {
+		snprintf(msg, len, "noise must be a percentage such as 5%%, not '%.32s'", tok[8]);
 		return -EINVAL;
 	}
 	m->summary = true;
 	m->run = CR_NONE;
 	m->gm = -1;
-	m->better = !strcmp(better, "lower") ? MB_LOWER : MB_HIGHER;
-	m->sn[0] = n1;
-	m->sn[1] = n2;
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	snprintf(m->label, sizeof(m->label), "%s", name);
+	m->better = !strcmp(tok[1], "lower") ? MB_LOWER : MB_HIGHER;
+	m->sn[0] = n[0];
+	m->sn[1] = n[1];
+	snprintf(m->name, sizeof(m->name), "%s", tok[0]);
+	snprintf(m->label, sizeof(m->label), "%s", tok[0]);
 	snprintf(m->agg, sizeof(m->agg), "mean");
-	if (stats__welch(m->mean[0], m->sd[0], n1, m->mean[1], m->sd[1], n2, 0.95, &m->welch)) {
+	if (stats__welch(m->mean[0], m->sd[0], n[0], m->mean[1], m->sd[1], n[1], 0.95, &m->welch)) {
 		snprintf(msg, len, "Welch needs n >= 2 a side, sd >= 0 and not both 0");
 		return -EINVAL;
 	}
@@ -196,7 +235,7 @@ static int summary_row(const char *line, struct cmp_metric *m, double noise, cha
 
 static void summary_decide(struct cmp_set *set)
 {
-	double p[64];
+	double p[CMP_MAX_METRICS];
 
 	for (size_t i = 0; i < set->n; i++)
 		p[i] = set->m[i].welch.p;
@@ -238,14 +277,15 @@ static void summary_print(const struct cmp_set *set, const char *path)
 	for (size_t i = 0; i < set->n; i++) {
 		const struct cmp_metric *m = &set->m[i];
 		const struct cmp_result *r = &m->res;
-		char b[40], c[40], ci[64], t[24];
+		char b[40], c[40], ci[64], t[24], label[800];
 
 		snprintf(b, sizeof(b), "%.4g +/- %.4g (%zu)", m->mean[0], m->sd[0], m->sn[0]);
 		snprintf(c, sizeof(c), "%.4g +/- %.4g (%zu)", m->mean[1], m->sd[1], m->sn[1]);
 		snprintf(ci, sizeof(ci), "[%+.4g, %+.4g] = [%+.1f%%, %+.1f%%]", m->welch.lo,
 			 m->welch.hi, r->lo, r->hi);
 		snprintf(t, sizeof(t), "%.2f(%.1f)", m->welch.t, m->welch.df);
-		printf("%-22s %-6s %22s %22s %+8.1f%% %28s %7s %8.2g %8.2g  %s", m->label,
+		printf("%-22s %-6s %22s %22s %+8.1f%% %28s %7s %8.2g %8.2g  %s",
+		       textsafe_str(label, sizeof(label), m->label),
 		       m->better == MB_LOWER ? "lower" : "higher", b, c, r->change, ci, t,
 		       m->welch.p, r->p_holm, cmp_verdict_name(r->verdict));
 		if (r->verdict == CV_INCONCLUSIVE)
@@ -254,10 +294,21 @@ static void summary_print(const struct cmp_set *set, const char *path)
 	}
 }
 
+/* Nothing left to read (a last line without a newline is whole). */
+static bool at_eof(FILE *f)
+{
+	int c = getc(f);
+
+	if (c == EOF)
+		return true;
+	ungetc(c, f);
+	return false;
+}
+
 int compare_summary(const char *path, struct cmp_set *set)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	char line[512], msg[256];
+	char line[SUMMARY_MAX_LINE], msg[256];
 	unsigned int lineno = 0;
 	int err = 0;
 
@@ -269,20 +320,34 @@ int compare_summary(const char *path, struct cmp_set *set)
 	}
 	set->summary = true;
 	set->noise_pct = set->noise_pct ? set->noise_pct : 5;
-	set->m = calloc(64, sizeof(*set->m));
+	set->m = calloc(CMP_MAX_METRICS, sizeof(*set->m));
 	if (!set->m)
 		err = -ENOMEM;
 	while (!err && fgets(line, sizeof(line), f)) {
-		char *s = line + strspn(line, " \t");
+		char *s = line + strspn(line, " \t\r");
+		bool whole = strchr(line, '\n') || at_eof(f);
 
 		lineno++;
+		if (!whole && *s == '#') {	/* the rest of a long comment is comment too */
+			int c;
+
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		if (!whole) {
+			dmt_err("%s:%u: line longer than %d characters", path, lineno,
+				SUMMARY_MAX_LINE - 2);
+			err = -E2BIG;
+			break;
+		}
 		if (!*s || *s == '#' || *s == '\n')
 			continue;
-		if (set->n == 64) {
-			dmt_err("%s:%u: more than 64 rows", path, lineno);
+		if (set->n == CMP_MAX_METRICS) {
+			dmt_err("%s:%u: more than %d rows", path, lineno, CMP_MAX_METRICS);
 			err = -E2BIG;
 		} else if (summary_row(s, &set->m[set->n], set->noise_pct, msg, sizeof(msg))) {
-			dmt_err("%s:%u: %s", path, lineno, msg);
+			dmt_err("%s:%u: %s", path, lineno, textsafe_line(msg, sizeof(msg)));
 			err = -EINVAL;
 		} else {
 			set->n++;
@@ -297,6 +362,18 @@ int compare_summary(const char *path, struct cmp_set *set)
 	if (err)
 		return err;
 	summary_decide(set);
+	for (size_t i = 0; i < set->n; i++) {
+		const char *what = cmp_nonfinite(&set->m[i]);
+
+		if (what) {
+			char label[800];
+
+			dmt_err("%s: row %s: the %s is not finite (values too far apart in "
+				"magnitude)", path, textsafe_str(label, sizeof(label), set->m[i].label),
+				what);
+			return -ERANGE;
+		}
+	}
 	summary_print(set, path);
 	return 0;
 }

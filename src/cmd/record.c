@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * devmemtop record: write a recording (record.h) of snapshots and events;
- * report_cmd.c reads it back.
+ * report.c reads it back.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,10 +20,10 @@
 #include "objtrack.h"
 #include "outstream.h"
 #include "record.h"
-#include "recorder.h"
-#include "runner.h"
 #include "textsafe.h"
 #include "util.h"
+#include "collector/recorder.h"
+#include "collector/runner.h"
 
 #define EXIT_REC_ERROR	2
 #define EXIT_REC_CMD_FAILED	3	/* recorded fine, but the command failed */
@@ -45,11 +45,11 @@ static void record_usage(FILE *f)
 		"      --kernel-addresses keep kernel addresses (pool addresses, the kallsyms\n"
 		"                         line of the probe log) in the file; by default they\n"
 		"                         are pseudonymised or hidden. The file is mode 0600\n"
-		"      --mode MODE        auto (default) or light: no per-page hook\n"
-		"      --sampling W/P     light mode: per-page hooks on for W every P\n"
-		"                         (default 120ms/60s; --pools devmem: 20ms/10s)\n"
-		"      --pools WHICH      all (default) or devmem: per-page hooks only for\n"
-		"                         devmem pools, pools of pages from their counters\n"
+		"      --mode MODE        full (default), devmem (no program per regular page)\n"
+		"                         or light (no per-page hook)\n"
+		"      --sampling W/P     devmem and light modes: per-page hooks on for W\n"
+		"                         every P (default 120ms/60s)\n"
+		"      --pools WHICH      old name: devmem is --mode devmem, all is full\n"
 		"  -v, --verbose          more logging\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -123,9 +123,11 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'M':
 			if (parse_mode(optarg, false, &a->copts.force_mode)) {
-				dmt_err("bad --mode '%s': auto or light", optarg);
+				dmt_err("bad --mode '%s': full, devmem or light", optarg);
 				return -EINVAL;
 			}
+			if (mode_rename_note("--mode", optarg))
+				dmt_err("note: %s", mode_rename_note("--mode", optarg));
 			break;
 		case 'W':
 			if (parse_sampling(optarg, &a->copts.light_window_ms,
@@ -135,10 +137,11 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			}
 			break;
 		case 'P':
-			if (parse_pools(optarg, &a->copts.pools_devmem)) {
+			if (parse_pools(optarg, &a->copts.force_mode)) {
 				dmt_err("bad --pools '%s': devmem or all", optarg);
 				return -EINVAL;
 			}
+			dmt_err("note: %s", mode_rename_note("--pools", optarg));
 			break;
 		default:
 			dmt_err("unknown option or missing argument '%s' "

@@ -6,44 +6,31 @@
  * run figures such as CPU per GiB); the two sets of values are compared
  * with compare_eval.c. docs/compare.md.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#include "compare.h"
+#include "compare_eval.h"
 #include "gate_eval.h"
 #include "metrics.h"
 #include "record.h"
+#include "textsafe.h"
 #include "util.h"
 
-#define CMP_MAX_METRICS	64
 #define CMP_MAX_RUNS	1000
 #define CMP_ALPHA	0.05
 
 struct cmp_args {
-	const char *spec, *json, *junit, *html, *summary, *better, *interface;
+	const char *spec, *json, *junit, *html, *summary, *better, *interface, *scale;
 	bool strict, values, paired;
 	double noise_pct;
 	const char *metrics[CMP_MAX_METRICS];
 	size_t n_metrics;
 	char **files[2];
 	size_t n_files[2];
-};
-
-static const struct {
-	const char *name;
-	enum mdef_better better;
-	const char *help;
-} run_metrics[CR__COUNT] = {
-	[CR_CPU_PER_GIB] = { "run.cpu_per_gib", MB_LOWER,
-		"CPU seconds (user + system) of the recorded command per GiB received into bindings" },
-	[CR_NIOVS_PER_MIB] = { "run.niovs_per_mib", MB_LOWER,
-		"niovs the provider handed to page pools per MiB received" },
-	[CR_CALLS_PER_MIB] = { "run.calls_per_mib", MB_LOWER,
-		"provider allocation calls per MiB received" },
-	[CR_CPU_S] = { "run.cpu_s", MB_LOWER, "CPU seconds of the recorded command" },
 };
 
 /* Compared when no --metric or --spec names any (dropped when no run has them). */
@@ -61,7 +48,8 @@ static void compare_usage(FILE *f)
 		"\n"
 		"Compare repeated runs: one value per metric and recording, a Mann-Whitney U\n"
 		"test per metric (Holm-corrected across them), the Hodges-Lehmann change of\n"
-		"the median with its 95%% interval, and a verdict: improved, regressed,\n"
+		"the median with its 95%% interval (a ratio for metrics positive by nature,\n"
+		"never below -100%%; else a difference), and a verdict: improved, regressed,\n"
 		"unchanged (the interval inside the noise threshold) or inconclusive.\n"
 		"\n"
 		"  -m, --metric NAME[:AGG[:lower|higher]]  a metric to compare (repeatable);\n"
@@ -77,6 +65,9 @@ static void compare_usage(FILE *f)
 		"      --summary FILE     compare published mean/sd/n rows (Welch's t-test)\n"
 		"      --values           BASE and CAND are text files of numbers, one run a\n"
 		"                         value (any benchmark's output); --better lower|higher\n"
+		"      --scale ratio|difference  --values: ratio (default) for numbers > 0 by\n"
+		"                         nature (latency, throughput), difference for ones\n"
+		"                         that can be 0 or negative\n"
 		"      --paired           run i of BASE and run i of CAND are one pair (one\n"
 		"                         round of an interleaved A/B run): Wilcoxon signed-rank\n"
 		"                         test and the median pair's ratio instead\n"
@@ -130,6 +121,8 @@ static int option(struct cmp_args *a, int argc, char **argv, int *i)
 		dst = &a->summary;
 	} else if (!strcmp(o, "--better")) {
 		dst = &a->better;
+	} else if (!strcmp(o, "--scale")) {
+		dst = &a->scale;
 	} else if (!strcmp(o, "-I") || !strcmp(o, "--interface")) {
 		dst = &a->interface;
 	} else if (!strcmp(o, "-n") || !strcmp(o, "--noise")) {
@@ -172,7 +165,7 @@ static int parse_args(int argc, char **argv, struct cmp_args *a)
 			return 1;
 		} else if (side == 0 && !strcmp(argv[i], "--list-metrics")) {
 			for (int k = 0; k < CR__COUNT; k++)
-				printf("%-24s %s\n", run_metrics[k].name, run_metrics[k].help);
+				printf("%-24s %s\n", cmp_run_defs[k].name, cmp_run_defs[k].help);
 			return 1;
 		} else if (side == 0 && argv[i][0] == '-' && argv[i][1]) {
 			err = option(a, argc, argv, &i);
@@ -196,6 +189,14 @@ static int parse_args(int argc, char **argv, struct cmp_args *a)
 		dmt_err("--better must be lower or higher");
 		return -EINVAL;
 	}
+	if (a->scale && strcmp(a->scale, "ratio") && strcmp(a->scale, "difference")) {
+		dmt_err("--scale must be ratio or difference");
+		return -EINVAL;
+	}
+	if (a->scale && !a->values) {
+		dmt_err("--scale is for --values (the metric table says each metric's scale)");
+		return -EINVAL;
+	}
 	if (a->paired && a->summary) {
 		dmt_err("--paired needs the runs themselves, not --summary rows");
 		return -EINVAL;
@@ -217,111 +218,6 @@ static int parse_args(int argc, char **argv, struct cmp_args *a)
 	return 0;
 }
 
-/* "p50" -> "p(50)"; "mean" -> "avg" */
-static void norm_agg(const char *in, char *out, size_t len)
-{
-	if (in[0] == 'p' && in[1] >= '0' && in[1] <= '9')
-		snprintf(out, len, "p(%s)", in + 1);
-	else if (!strcmp(in, "mean"))
-		snprintf(out, len, "avg");
-	else
-		snprintf(out, len, "%s", in);
-}
-
-static const char *default_agg(enum gm_type t)
-{
-	switch (t) {
-	case GM_HIST_BATCH:
-	case GM_HIST_LOG2:
-		return "p(50)";
-	case GM_COUNTER:
-		return "rate";
-	case GM_TOTAL:
-		return "sum";
-	default:
-		return "avg";
-	}
-}
-
-/* The statistic of a gate metric: parse "AGG < 0" with the unit the metric wants. */
-static int parse_stat(struct cmp_metric *m, char *msg, size_t len)
-{
-	static const char *const units[] = { "", "ns", "%" };
-	struct gate_threshold t;
-	char expr[64];
-	size_t off;
-
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-		snprintf(expr, sizeof(expr), "%s < 0%s", m->agg, units[i]);
-		if (!gate_threshold__parse(expr, m->gm, &t, &off, msg, len)) {
-			free(t.expr);
-			m->stat = t.stat;
-			m->q = t.q;
-			m->unit = gate_stat_unit(m->gm, t.stat);
-			return 0;
-		}
-		if (off < strlen(m->agg))	/* the statistic itself is wrong */
-			return -EINVAL;
-	}
-	return -EINVAL;
-}
-
-/* NAME[:AGG[:lower|higher]] */
-int cmp_metric__init(struct cmp_metric *m, const char *spec, double noise, char *msg,
-		     size_t len)
-{
-	char buf[160], *agg, *dir;
-
-	memset(m, 0, sizeof(*m));
-	m->noise_pct = noise;
-	m->run = CR_NONE;
-	snprintf(buf, sizeof(buf), "%s", spec);
-	agg = strchr(buf, ':');
-	if (agg)
-		*agg++ = '\0';
-	dir = agg ? strchr(agg, ':') : NULL;
-	if (dir)
-		*dir++ = '\0';
-	snprintf(m->name, sizeof(m->name), "%s", buf);
-	m->gm = gm_lookup(buf);
-	for (int k = 0; k < CR__COUNT && m->gm < 0; k++)
-		if (!strcmp(buf, run_metrics[k].name))
-			m->run = k;
-	if (m->gm < 0 && m->run == CR_NONE) {
-		snprintf(msg, len, "unknown metric '%s' (gate --list-metrics, compare "
-			 "--list-metrics)", buf);
-		return -EINVAL;
-	}
-	if (m->run != CR_NONE) {
-		if (agg && *agg && strcmp(agg, "value")) {
-			snprintf(msg, len, "%s has one value per run: no aggregation '%s'", buf, agg);
-			return -EINVAL;
-		}
-		snprintf(m->agg, sizeof(m->agg), "value");
-		m->better = run_metrics[m->run].better;
-	} else {
-		norm_agg(agg && *agg ? agg : default_agg(gm_def(m->gm)->type), m->agg,
-			 sizeof(m->agg));
-		if (parse_stat(m, msg, len))
-			return -EINVAL;
-		m->better = gm_def(m->gm)->better;
-	}
-	if (dir && strcmp(dir, "lower") && strcmp(dir, "higher")) {
-		snprintf(msg, len, "direction must be lower or higher, not '%s'", dir);
-		return -EINVAL;
-	}
-	if (dir)
-		m->better = !strcmp(dir, "lower") ? MB_LOWER : MB_HIGHER;
-	if (m->better == MB_NONE) {
-		snprintf(msg, len, "%s has no better direction: say %s:%s:lower or :higher",
-			 buf, buf, m->agg);
-		return -EINVAL;
-	}
-	snprintf(m->label, sizeof(m->label), "%s%s%s", m->name,
-		 m->run == CR_NONE ? ":" : "", m->run == CR_NONE ? m->agg : "");
-	return 0;
-}
-
 static int build_metrics(const struct cmp_args *a, struct cmp_set *set)
 {
 	char msg[512];
@@ -332,23 +228,32 @@ static int build_metrics(const struct cmp_args *a, struct cmp_set *set)
 	if (a->spec) {
 		err = compare_spec__load(a->spec, set, msg, sizeof(msg));
 		if (err) {
-			dmt_err("%s", msg);
+			if (err != -ENOMEM)	/* cmd_compare() says so */
+				dmt_err("%s", textsafe_line(msg, sizeof(msg)));
 			return err;
 		}
 		if (!a->n_metrics)
 			return 0;
+	}
+	if (set->n + n > CMP_MAX_METRICS) {
+		dmt_err("more than %d metrics (%zu from --spec, %zu from --metric)",
+			CMP_MAX_METRICS, set->n, n);
+		return -E2BIG;
 	}
 	set->m = realloc(set->m, (set->n + n) * sizeof(*set->m));
 	if (!set->m)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct cmp_metric *m = &set->m[set->n];
+		const char *spec = a->n_metrics ? a->metrics[i] : default_metrics[i];
+		/* "SPEC: why", escaped below: the spec is the user's text */
+		int o = snprintf(msg, sizeof(msg), "%s: ", spec);
 
-		err = cmp_metric__init(m, a->n_metrics ? a->metrics[i] : default_metrics[i],
-				  set->noise_pct, msg, sizeof(msg));
+		if (o >= (int)sizeof(msg) / 2)
+			o = sizeof(msg) / 2;
+		err = cmp_metric__init(m, spec, set->noise_pct, msg + o, sizeof(msg) - o);
 		if (err) {
-			dmt_err("--metric %s: %s",
-				a->n_metrics ? a->metrics[i] : default_metrics[i], msg);
+			dmt_err("--metric %s", textsafe_line(msg, sizeof(msg)));
 			return err;
 		}
 		m->implicit = !a->n_metrics;
@@ -372,7 +277,7 @@ struct run_eval {
 	struct gate_threshold *th;
 	size_t n;
 	struct gate_report rep;
-	bool avail_ok[CMP_MAX_METRICS + HK__COUNT];
+	bool *avail_ok;		/* per check: its metric is available */
 	bool has_cpu;
 	double cpu_s;
 };
@@ -547,12 +452,13 @@ static int one_run(struct cmp_set *set, int side, const char *path)
 
 	x.chk = calloc(cap, sizeof(*x.chk));
 	x.th = calloc(cap, sizeof(*x.th));
-	if (!x.chk || !x.th)
+	x.avail_ok = calloc(cap, sizeof(*x.avail_ok));
+	if (!x.chk || !x.th || !x.avail_ok)
 		goto out;
 	build_spec(&x, set);
 	err = read_recording(path, &x, msg, sizeof(msg));
 	if (err) {
-		dmt_err("%s", msg);
+		dmt_err("%s", textsafe_line(msg, sizeof(msg)));
 		goto out;
 	}
 	for (size_t i = 0; i < set->n; i++) {
@@ -572,23 +478,11 @@ static int one_run(struct cmp_set *set, int side, const char *path)
 out:
 	free(x.chk);
 	free(x.th);
+	free(x.avail_ok);
 	return err;
 }
 
 /* ---- text output ---- */
-
-void cmp_fmt(char *buf, size_t len, const struct cmp_metric *m, double v)
-{
-	if (m->run != CR_NONE || m->summary || m->gm < 0)
-		snprintf(buf, len, "%.6g", v);
-	else
-		gate_fmt_value(buf, len, v, m->unit);
-}
-
-const char *cmp_metric_verdict(const struct cmp_metric *m)
-{
-	return cmp_verdict_name(m->res.verdict);
-}
 
 static void print_side(const struct cmp_metric *m, int side, FILE *f)
 {
@@ -612,26 +506,32 @@ static void print_side(const struct cmp_metric *m, int side, FILE *f)
 static void print_text(const struct cmp_set *s, FILE *f)
 {
 	int count[4] = {};
+	char label[800];
 
 	if (s->paired)
 		fprintf(f, "compare: %zu pairs (base, candidate); Wilcoxon signed-rank test, Holm over "
-			"%zu metrics, paired Hodges-Lehmann 95%% interval (of the ratio when every "
-			"value is positive), noise %g%% unless the spec says otherwise\n",
-			s->runs[0], s->n, s->noise_pct);
+			"%zu metrics, paired Hodges-Lehmann 95%% interval, noise %g%% unless the "
+			"spec says otherwise\n", s->runs[0], s->n, s->noise_pct);
 	else
 		fprintf(f, "compare: %zu base runs, %zu candidate runs; U test, Holm over %zu "
 			"metrics, Hodges-Lehmann 95%% interval, noise %g%% unless the spec says "
 			"otherwise\n", s->runs[0], s->runs[1], s->n, s->noise_pct);
+	fprintf(f, "scale: ratio = change of cand/base from ln values (metrics > 0 by nature; "
+		"never below -100%%), difference = cand - base over the base median\n");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct cmp_metric *m = &s->m[i];
 		const struct cmp_result *r = &m->res;
 
 		count[r->verdict]++;
-		fprintf(f, "%-40s %-12s", m->label, cmp_verdict_name(r->verdict));
+		fprintf(f, "%-40s %-12s", textsafe_str(label, sizeof(label), m->label),
+			cmp_verdict_name(r->verdict));
 		if (r->tested)
-			fprintf(f, " %+.1f%s [%+.1f, %+.1f] p=%.3g p(Holm)=%.3g%s", r->change,
-				r->relative ? "%" : "", r->lo, r->hi, r->u.p, r->p_holm,
-				r->u.exact ? " exact" : "");
+			fprintf(f, " %+.1f%s [%+.1f, %+.1f] %s p=%.3g p(Holm)=%.3g%s", r->change,
+				r->relative ? "%" : "", r->lo, r->hi, cmp_scale_name(r->scale),
+				r->u.p, r->p_holm, r->u.exact ? " exact" : "");
+		if (r->tested && r->scale == CS_RATIO)
+			fprintf(f, " ratio %.3g [%.3g, %.3g]", exp(r->hl.est), exp(r->hl.lo),
+				exp(r->hl.hi));
 		if (r->runs_needed && r->verdict == CV_INCONCLUSIVE)
 			fprintf(f, r->paired ? " pairs needed ~%lu" : " runs needed ~%lu a side",
 				r->runs_needed);
@@ -640,10 +540,57 @@ static void print_text(const struct cmp_set *s, FILE *f)
 		print_side(m, 1, f);
 		if (r->reason[0])
 			fprintf(f, "  %s\n", r->reason);
+		if (r->nonpos)
+			fprintf(f, "  difference scale: %zu value%s of 0 (no ln)%s\n", r->nonpos,
+				r->nonpos > 1 ? "s" : "",
+				r->truncated ? "; interval cut at -100%" : "");
 	}
 	fprintf(f, "%d regressed, %d improved, %d unchanged, %d inconclusive\n",
 		count[CV_REGRESSED], count[CV_IMPROVED], count[CV_UNCHANGED],
 		count[CV_INCONCLUSIVE]);
+}
+
+/* Results compare cannot print: one line, -ERANGE. */
+static int check_finite(const struct cmp_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const char *what = cmp_nonfinite(&s->m[i]);
+
+		if (what) {
+			dmt_err("%s: the %s is not finite (values too far apart in magnitude)",
+				s->m[i].label, what);
+			return -ERANGE;
+		}
+	}
+	return 0;
+}
+
+/* A metric with values on both sides (--paired: a value in every run). */
+static bool compared(const struct cmp_set *s, const struct cmp_metric *m)
+{
+	if (s->paired && (m->missing[0] || m->missing[1]))
+		return false;
+	return m->n[0] && m->n[1];
+}
+
+/* Nothing compared is an error, not a pass: one line, -ENODATA. */
+static int check_compared(const struct cmp_set *s)
+{
+	const struct cmp_metric *first = NULL;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (compared(s, &s->m[i]))
+			return 0;
+		if (!first)
+			first = &s->m[i];
+	}
+	if (first)
+		dmt_err("nothing compared: no metric has values in both the base and the "
+			"candidate runs (%s: %s)", first->label, first->why_missing[0] ?
+			first->why_missing : first->res.reason);
+	else
+		dmt_err("nothing compared: no metric");
+	return -ENODATA;
 }
 
 static int exit_code(const struct cmp_set *s, bool strict)
@@ -659,11 +606,19 @@ static int exit_code(const struct cmp_set *s, bool strict)
 	return rc;
 }
 
-/* Defaults no run has are left out, with one line saying so. */
+/*
+ * Defaults no run has are left out, with one line saying so; all of them
+ * stay (each says why it has no values) when none has any.
+ */
 static void drop_empty_defaults(struct cmp_set *s)
 {
 	size_t k = 0;
+	bool any = false;
 
+	for (size_t i = 0; i < s->n; i++)
+		any |= !s->m[i].implicit || s->m[i].n[0] || s->m[i].n[1];
+	if (!any)
+		return;
 	for (size_t i = 0; i < s->n; i++) {
 		struct cmp_metric *m = &s->m[i];
 
@@ -679,6 +634,31 @@ static void drop_empty_defaults(struct cmp_set *s)
 	s->n = k;
 }
 
+/* cmp__run() failed: which metric, and why, in one line (ENOMEM: the caller's). */
+static void analyse_error(const struct cmp_set *s, const struct cmp_input *in, int err)
+{
+	struct cmp_result r;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (cmp__run(&in[i], &r, 1, CMP_ALPHA))
+			break;
+	if (i == s->n || err == -ENOMEM)
+		return;
+	if (err == -E2BIG)
+		dmt_err("%s: %zu base and %zu candidate values: the interval takes every "
+			"difference of the two, at most %u", s->m[i].label, in[i].na, in[i].nb,
+			STATS_SHIFT_MAX);
+	else if (err == -EINVAL && in[i].paired)
+		dmt_err("%s: a pair's ratio or difference is not finite (values too far apart "
+			"in magnitude)", s->m[i].label);
+	else if (err == -EINVAL)
+		dmt_err("%s: a statistic is not finite (values too far apart in magnitude)",
+			s->m[i].label);
+	else
+		dmt_err("%s: %s", s->m[i].label, strerror(-err));
+}
+
 static int analyse(struct cmp_set *s)
 {
 	struct cmp_input *in = calloc(s->n ? s->n : 1, sizeof(*in));
@@ -691,12 +671,14 @@ static int analyse(struct cmp_set *s)
 		const struct cmp_metric *m = &s->m[i];
 
 		in[i] = (struct cmp_input){ m->v[0], m->n[0], m->v[1], m->n[1], m->noise_pct,
-					    m->better, s->paired };
+					    m->better, s->paired, m->positive };
 		/* a run without the value leaves its pair without a partner */
 		if (s->paired && (m->missing[0] || m->missing[1]))
 			in[i].na = in[i].nb = 0;
 	}
 	err = cmp__run(in, res, s->n, CMP_ALPHA);
+	if (err)
+		analyse_error(s, in, err);
 	for (size_t i = 0; i < s->n && !err; i++) {
 		const struct cmp_metric *m = &s->m[i];
 
@@ -736,12 +718,34 @@ static int write_outputs(const struct cmp_set *s, const struct cmp_args *a)
 
 #define CMP_MAX_VALUES	100000
 
+/*
+ * The next whitespace-separated token of f into tok: 1, 0 at the end, or
+ * -E2BIG when it does not fit in len - 1 characters (never two tokens).
+ */
+static int next_token(FILE *f, char *tok, size_t len)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && isspace(c))
+		;
+	for (; c != EOF && !isspace(c); c = getc(f)) {
+		if (n + 1 == len) {
+			tok[n] = '\0';
+			return -E2BIG;
+		}
+		tok[n++] = c;
+	}
+	tok[n] = '\0';
+	return n > 0;
+}
+
 /* --values: every number in the side's files is one run. */
 static int read_values(struct cmp_metric *m, int side, const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char tok[128];
-	int err = 0;
+	char tok[128], esc[512];
+	int err = 0, got;
 
 	if (!f) {
 		int e = errno;
@@ -749,13 +753,18 @@ static int read_values(struct cmp_metric *m, int side, const char *path)
 		dmt_err("cannot open %s: %s", path, strerror(e));
 		return -e;
 	}
-	while (!err && fscanf(f, "%127s", tok) == 1) {
+	while (!err && (got = next_token(f, tok, sizeof(tok))) != 0) {
 		char *end;
 		double v = strtod(tok, &end);
 		double *nv;
 
-		if (*end || end == tok || !isfinite(v)) {
-			dmt_err("%s: '%s' is not a number", path, tok);
+		if (got < 0) {
+			tok[20] = '\0';
+			dmt_err("%s: a number longer than %zu characters ('%s...')", path,
+				sizeof(tok) - 1, textsafe_str(esc, sizeof(esc), tok));
+			err = -E2BIG;
+		} else if (*end || end == tok || !isfinite(v)) {
+			dmt_err("%s: '%s' is not a number", path, textsafe_str(esc, sizeof(esc), tok));
 			err = -EINVAL;
 		} else if (m->n[side] == CMP_MAX_VALUES) {
 			dmt_err("more than %d values a side",
@@ -787,6 +796,7 @@ static int gather_values(struct cmp_set *set, const struct cmp_args *a)
 	m->summary = false;
 	m->noise_pct = a->noise_pct;
 	m->better = a->better && !strcmp(a->better, "higher") ? MB_HIGHER : MB_LOWER;
+	m->positive = !a->scale || !strcmp(a->scale, "ratio");
 	snprintf(m->name, sizeof(m->name), "values");
 	snprintf(m->agg, sizeof(m->agg), "value");
 	snprintf(m->label, sizeof(m->label), "values");
@@ -800,6 +810,13 @@ static int gather_values(struct cmp_set *set, const struct cmp_args *a)
 				return err;
 		}
 		set->runs[side] = m->n[side];
+		for (size_t i = 0; m->positive && i < m->n[side]; i++) {
+			if (m->v[side][i] < 0) {
+				dmt_err("--values: %g is negative: --scale difference for numbers "
+					"that can be", m->v[side][i]);
+				return -EINVAL;
+			}
+		}
 	}
 	if (set->paired && m->n[0] != m->n[1]) {
 		dmt_err("--paired: %zu base and %zu candidate values (one of each a pair)",
@@ -856,12 +873,18 @@ int cmd_compare(int argc, char **argv)
 		if (!err)
 			err = analyse(&set);
 	}
+	if (!err && !a.summary)
+		err = check_finite(&set);
 	if (err == -ENOMEM)
 		dmt_err("out of memory");
 	if (err)
 		goto out;
-	if (!a.summary)
+	if (!a.summary) {
 		print_text(&set, stdout);
+		/* after the text: it says why each metric has no values */
+		if (check_compared(&set))
+			goto out;
+	}
 	if (write_outputs(&set, &a))
 		goto out;
 	rc = exit_code(&set, a.strict);

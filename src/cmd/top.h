@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "collector.h"
+#include "collector/collector.h"
 
 enum top_sort {
 	TOP_SORT_HOLDS = 0,
@@ -28,10 +28,9 @@ struct top_opts {
 	char iface[DMT_IFNAMSIZ];
 	uint32_t binding;
 	enum top_sort sort;
-	int force_mode;		/* -1 auto */
+	int force_mode;		/* DMT_MODE_DEVMEM (default), -1 full, ... */
 	unsigned int light_window_ms;	/* --sampling, 0 default */
 	unsigned int light_period_ms;
-	bool pools_devmem;		/* --pools devmem */
 	int verbose;
 };
 

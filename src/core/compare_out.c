@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "compare.h"
+#include "compare_eval.h"
 #include "html_report.h"
 #include "metrics.h"
+#include "textsafe.h"
 
 static json_object *num(double v)
 {
@@ -37,8 +38,10 @@ static json_object *metric_json(const struct cmp_metric *m)
 {
 	const struct cmp_result *r = &m->res;
 	json_object *o = json_object_new_object(), *ci = NULL;
+	char buf[512];	/* file text: valid UTF-8 (textsafe.h) */
 
-	json_object_object_add(o, "metric", json_object_new_string(m->name));
+	json_object_object_add(o, "metric",
+			       json_object_new_string(textsafe_utf8(buf, sizeof(buf), m->name)));
 	json_object_object_add(o, "agg", json_object_new_string(m->agg));
 	json_object_object_add(o, "better",
 			       json_object_new_string(m->better == MB_LOWER ? "lower" : "higher"));
@@ -61,12 +64,25 @@ static json_object *metric_json(const struct cmp_metric *m)
 	json_object_object_add(o, "change", r->tested ? num(r->change) : NULL);
 	json_object_object_add(o, "change_unit",
 			       json_object_new_string(r->relative || !r->tested ? "%" : "abs"));
+	json_object_object_add(o, "change_scale", json_object_new_string(cmp_scale_name(r->scale)));
+	if (r->tested && r->scale == CS_RATIO) {
+		json_object_object_add(o, "ratio", num(exp(r->hl.est)));
+		ci = json_object_new_array();
+		json_object_array_add(ci, num(exp(r->hl.lo)));
+		json_object_array_add(ci, num(exp(r->hl.hi)));
+		json_object_object_add(o, "ratio_ci", ci);
+	}
+	if (r->nonpos)
+		json_object_object_add(o, "scale_reason", json_object_new_string(
+			"positive metric with values of 0 (no ln): difference scale, "
+			"cut at -100%"));
+	json_object_object_add(o, "ci_truncated", json_object_new_boolean(r->truncated));
 	if (!m->summary && r->tested) {
 		if (r->paired) {
 			json_object_object_add(o, "w_plus", num(r->sr.w_plus));
 			json_object_object_add(o, "pairs_nonzero", num((double)r->sr.n));
 			json_object_object_add(o, "shift_of", json_object_new_string(
-				r->log_ratio ? "ln(cand/base)" : "cand-base"));
+				r->scale == CS_RATIO ? "ln(cand/base)" : "cand-base"));
 		} else {
 			json_object_object_add(o, "u", num(r->u.u_base));
 		}
@@ -88,7 +104,8 @@ static json_object *metric_json(const struct cmp_metric *m)
 		json_object_object_add(o, "diff_ci", ci);
 	}
 	json_object_object_add(o, "verdict", json_object_new_string(cmp_metric_verdict(m)));
-	json_object_object_add(o, "reason", json_object_new_string(r->reason));
+	json_object_object_add(o, "reason",
+			       json_object_new_string(textsafe_utf8(buf, sizeof(buf), r->reason)));
 	json_object_object_add(o, "runs_needed",
 			       r->runs_needed ? json_object_new_int64(r->runs_needed) : NULL);
 	return o;
@@ -115,21 +132,6 @@ int cmp_out__json(const struct cmp_set *s, const char *path)
 	return err;
 }
 
-static void xml_esc(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n')
-				fputc(*s, f);
-		}
-	}
-}
-
 int cmp_out__junit(const struct cmp_set *s, const char *path, bool strict)
 {
 	FILE *f = fopen(path, "w");
@@ -152,23 +154,24 @@ int cmp_out__junit(const struct cmp_set *s, const char *path, bool strict)
 		const struct cmp_result *r = &m->res;
 		char msg[512];
 
-		snprintf(msg, sizeof(msg), "%s: change %+.2f%s [%+.2f, %+.2f], p(Holm) %.3g; %s",
-			 cmp_metric_verdict(m), r->change, r->relative ? "%" : "", r->lo, r->hi,
+		snprintf(msg, sizeof(msg), "%s: change %+.2f%s [%+.2f, %+.2f] (%s scale), "
+			 "p(Holm) %.3g; %s", cmp_metric_verdict(m), r->change,
+			 r->relative ? "%" : "", r->lo, r->hi, cmp_scale_name(r->scale),
 			 r->p_holm, r->reason);
 		fprintf(f, "<testcase classname=\"compare\" name=\"");
-		xml_esc(f, m->label);
+		textsafe_xml(f, m->label);
 		fprintf(f, "\">");
 		if (r->verdict == CV_REGRESSED || (strict && r->verdict == CV_INCONCLUSIVE)) {
 			fprintf(f, "<failure message=\"");
-			xml_esc(f, msg);
+			textsafe_xml(f, msg);
 			fprintf(f, "\"/>");
 		} else if (r->verdict == CV_INCONCLUSIVE) {
 			fprintf(f, "<skipped message=\"");
-			xml_esc(f, msg);
+			textsafe_xml(f, msg);
 			fprintf(f, "\"/>");
 		} else {
 			fprintf(f, "<system-out>");
-			xml_esc(f, msg);
+			textsafe_xml(f, msg);
 			fprintf(f, "</system-out>");
 		}
 		fprintf(f, "</testcase>\n");
@@ -229,29 +232,41 @@ static void dots_svg(FILE *f, const struct cmp_metric *m)
 	fprintf(f, "</text></svg>");
 }
 
-/* The interval of the change with the noise band around 0. */
+/* A change in percent where the axis puts it: ln of the ratio on the ratio scale. */
+static double axis_pos(const struct cmp_result *r, double pct)
+{
+	return r->scale == CS_RATIO ? log1p(fmax(pct, -99.9999) / 100) : pct;
+}
+
+/*
+ * The interval of the change with the noise band around 0; on the ratio
+ * scale the axis is logarithmic (x0.5 and x2 equally far from 0).
+ */
 static void ci_svg(FILE *f, const struct cmp_metric *m)
 {
 	const struct cmp_result *r = &m->res;
-	double span, noise = r->relative ? m->noise_pct : 0;
+	double span, down, noise;
 
 	if (!r->tested) {
 		fprintf(f, "-");
 		return;
 	}
-	span = fmax(fmax(fabs(r->lo), fabs(r->hi)), 2 * noise) * 1.1 + 1e-9;
-#define X(v) (CI_W / 2.0 + (v) / span * (CI_W / 2.0 - 6))
+	cmp__noise_band(r, m->noise_pct, &down, &noise);
+	span = fmax(fmax(fabs(axis_pos(r, r->lo)), fabs(axis_pos(r, r->hi))),
+		    2 * fabs(axis_pos(r, noise))) * 1.1 + 1e-9;
+#define X(v) (CI_W / 2.0 + axis_pos(r, v) / span * (CI_W / 2.0 - 6))
 	fprintf(f, "<svg width=\"%d\" height=\"40\" viewBox=\"0 0 %d 40\" role=\"img\">", CI_W,
 		CI_W);
 	fprintf(f, "<rect class=\"band\" x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"20\"/>",
-		X(-noise), X(noise) - X(-noise));
+		X(down), X(noise) - X(down));
 	fprintf(f, "<line class=\"zero\" x1=\"%.1f\" x2=\"%.1f\" y1=\"2\" y2=\"26\"/>", X(0),
 		X(0));
 	fprintf(f, "<line class=\"ci\" x1=\"%.1f\" x2=\"%.1f\" y1=\"14\" y2=\"14\"/>", X(r->lo),
 		X(r->hi));
 	fprintf(f, "<circle class=\"est\" cx=\"%.1f\" cy=\"14\" r=\"4\"/>", X(r->change));
-	fprintf(f, "<text class=\"xlab\" x=\"%.1f\" y=\"37\">%+.1f%s [%+.1f, %+.1f]</text></svg>",
-		CI_W / 2.0, r->change, r->relative ? "%" : "", r->lo, r->hi);
+	fprintf(f, "<text class=\"xlab\" x=\"%.1f\" y=\"37\">%+.1f%s [%+.1f, %+.1f] %s</text>"
+		"</svg>", CI_W / 2.0, r->change, r->relative ? "%" : "", r->lo, r->hi,
+		r->scale == CS_RATIO ? "ratio, log axis" : "difference");
 #undef X
 }
 
@@ -266,7 +281,9 @@ int cmp_out__html(const struct cmp_set *s, const char *path)
 	fprintf(f, "<h1>devmemtop compare</h1>\n<p class=\"sub\">%zu base runs (grey) vs %zu "
 		"candidate runs (blue). Mann-Whitney U per metric, Holm over %zu metrics; the "
 		"bar is the Hodges-Lehmann 95%% interval of the change of the median, the grey "
-		"band the noise threshold.</p>\n", s->runs[0], s->runs[1], s->n);
+		"band the noise threshold. Positive metrics (latency, CPU, sizes, rates): the "
+		"change of the ratio, on a log axis; others: the difference over the base "
+		"median.</p>\n", s->runs[0], s->runs[1], s->n);
 	fprintf(f, "<table id=\"compare\">\n<tr><th>metric</th><th>verdict</th><th>runs</th>"
 		"<th>change, 95%% interval</th><th>p (Holm)</th><th>note</th></tr>\n");
 	for (size_t i = 0; i < s->n; i++) {

@@ -98,12 +98,8 @@ static void probe_all(struct collector *c)
 			}
 			break;
 		case DMT_HK_RUN:
-			/*
-			 * light_read: not even probed outside light mode,
-			 * unless --pools devmem reads the pools of pages with it
-			 */
-			if (!dmt_hook_in_mode(i, c->opts.force_mode) &&
-			    !(i == DMT_H_LIGHT_READ && c->ar.pools_devmem)) {
+			/* light_read: not even probed outside light and devmem modes */
+			if (!dmt_hook_in_mode(i, c->opts.force_mode)) {
 				snprintf(s->why, sizeof(s->why), "%s",
 					 dmt_hook_mode_why(i, c->opts.force_mode));
 				err = -ENOENT;
@@ -238,6 +234,28 @@ static void choose_token_source(struct collector *c)
 		unwant(c, DMT_H_TOK_DESTROY, "not needed: no frag token source");
 }
 
+/*
+ * The TX figures need every TX hook: a send counted with no reference
+ * taken, or references taken with none dropped, would be wrong. A kernel
+ * without devmem TX (6.12) has skb_zerocopy_iter_stream without the
+ * binding argument: it loads nothing of this group.
+ */
+static void tx_hooks(struct collector *c)
+{
+	char why[160];
+
+	for (size_t i = 0; i < DMT_H__COUNT; i++) {
+		if (dmt_hooks[i].group != DMT_HG_TX || c->ps[i].wanted)
+			continue;
+		snprintf(why, sizeof(why), "needs %s: %.120s", dmt_hooks[i].name,
+			 c->ar.hook[i].why);
+		for (size_t k = 0; k < DMT_H__COUNT; k++)
+			if (dmt_hooks[k].group == DMT_HG_TX && k != i)
+				unwant(c, k, why);
+		return;
+	}
+}
+
 void read_kallsyms(struct collector *c)
 {
 	char line[512], name[256], type;
@@ -307,19 +325,12 @@ static void apply_mode_policy(struct collector *c)
  */
 void select_programs(struct collector *c)
 {
-	bool reader;
-
 	probe_all(c);
-	reader = c->ps[DMT_H_LIGHT_READ].wanted;
 	if (!c->ar.light)
 		apply_mode_policy(c);
-	/* --pools devmem reads the pools of pages as light mode does */
-	if (c->ar.pools_devmem && reader) {
-		c->ps[DMT_H_LIGHT_READ].wanted = true;
-		c->ar.hook[DMT_H_LIGHT_READ].why[0] = '\0';
-	}
 	prefer_devmem_tracepoints(c);
 	choose_token_source(c);
 	if (c->ar.light)
 		apply_mode_policy(c);
+	tx_hooks(c);
 }

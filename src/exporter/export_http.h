@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "collector.h"
 #include "expo.h"
 #include "publisher.h"
+#include "snapshot.h"
 
 /* the default --listen */
 #define EXPORT_DEFAULT_LISTEN	"127.0.0.1:9435"

@@ -10,8 +10,8 @@
 int cmd_top(int argc, char **argv);	/* live view (default), top.c */
 int cmd_export(int argc, char **argv);	/* Prometheus exporter, export.c */
 int cmd_gate(int argc, char **argv);	/* pass/fail gates for CI, gate.c */
-int cmd_record(int argc, char **argv);	/* binary recording, record_cmd.c */
-int cmd_report(int argc, char **argv);	/* print a recording, report_cmd.c */
+int cmd_record(int argc, char **argv);	/* binary recording, record.c */
+int cmd_report(int argc, char **argv);	/* print a recording, report.c */
 int cmd_compare(int argc, char **argv);	/* A/B verdicts over repeated runs, compare.c */
 
 #endif /* DEVMEMTOP_COMMANDS_H */

@@ -4,7 +4,7 @@
  *   collector.c        lifecycle: new (probe -> policy -> load -> attach), snapshot, free
  *   collector_probe.c  what this kernel lets us use: BTF, fentry probes, kallsyms,
  *                      the mode policy (dmt_hooks[].modes), token source
- *   collector_light.c  light mode: sampling windows and the pools' own counters
+ *   collector_light.c  light and devmem modes: sampling windows, the pools' own counters
  *   collector_read.c   maps -> snapshot: pools, netlink, bindings, tokens, stats
  * Availability and the attach mode are decided in src/core/availability.c
  * from c->ar, which these files fill.
@@ -60,6 +60,7 @@ struct collector {
 	uint64_t devmem_alloc_fn;	/* mp_dmabuf_devmem_alloc_netmems */
 	uint64_t io_uring_alloc_fn;	/* io_pp_zc_alloc_netmems */
 	struct tok_agg tok_agg;		/* this snapshot's token counts */
+	uint64_t tok_read_ns;		/* when this snapshot began reading them */
 	struct dmt_tok_stats tok_stats;
 	struct cgpath *cgpaths;		/* holders' cgroup id -> path, made at first use */
 	struct tokiter_state *ti;	/* light mode's token iterator (collector_tokiter.c) */
@@ -102,7 +103,6 @@ void select_programs(struct collector *c);
 
 /* collector_light.c */
 void light_window(struct collector *c);
-void locate_window(struct collector *c);
 bool light_pool(struct collector *c, struct dmt_pool *v);
 
 /* collector_tokiter.c */

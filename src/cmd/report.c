@@ -16,9 +16,9 @@
 #include "objtrack.h"
 #include "outstream.h"
 #include "record.h"
-#include "runner.h"
 #include "textsafe.h"
 #include "util.h"
+#include "collector/runner.h"
 
 /*
  * The tables hold at most objtrack's run caps (OBJRUN_MAX_POOLS pools,
@@ -364,7 +364,8 @@ static void print_tokens(const struct report *r)
 			printf("  (held unknown: %s)", dmt_held_why_text(b->held_why));
 		printf("\n");
 	}
-	printf("\ntoken holders (peak per process and binding, %zu):\n", r->run.n_holders);
+	printf("\ntoken holders (peak per process and binding, per socket where the process is "
+	       "unknown, %zu):\n", r->run.n_holders);
 	if (r->run.n_holders)
 		printf("  %-8s %-16s %6s %10s %10s %10s  %s\n", "PID", "COMM", "BIND",
 		       "MAX.TOKENS", "NIOVS", "OLDEST", "POD/CGROUP");
@@ -372,8 +373,10 @@ static void print_tokens(const struct report *r)
 		const struct objrun_holder *h = &r->run.holders[i];
 		struct dmt_holder_snap hs = { .cgroup_id = h->cgroup_id };
 		char cm[96], where[DMT_CGROUP_PATH_MAX + 64], wh[4 * sizeof(where)], age[32] = "-";
-		char tk[24] = "-", nv[24] = "-";
+		char tk[24] = "-", nv[24] = "-", pid[16] = "-";	/* unknown: "-", never 0 */
 
+		if (h->pid)
+			snprintf(pid, sizeof(pid), "%u", h->pid);
 		/* from the file, and any process can name itself anything */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		memcpy(hs.cgroup, h->cgroup, sizeof(hs.cgroup));
@@ -386,7 +389,7 @@ static void print_tokens(const struct report *r)
 			snprintf(tk, sizeof(tk), "%llu", (unsigned long long)h->tokens);
 			snprintf(nv, sizeof(nv), "%llu", (unsigned long long)h->niovs);
 		}
-		printf("  %-8u %s %6u %10s %10s %10s  %s\n", h->pid, cm, h->binding_id, tk, nv, age,
+		printf("  %-8s %s %6u %10s %10s %10s  %s\n", pid, cm, h->binding_id, tk, nv, age,
 		       textsafe_str(wh, sizeof(wh), where));
 	}
 	if (r->run.holders_over)
@@ -420,7 +423,8 @@ static void print_histograms(const struct report *r)
 			continue;
 		printf("  binding %u (%s):\n", b->id, textsafe_str(ifc, sizeof(ifc), b->ifname));
 		for (size_t k = 0; k < mdef_count; k++)
-			if (mdef_bind_view_hist(&mdefs[k]))
+			if (mdef_bind_view_hist(&mdefs[k]) &&
+			    (!mdefs[k].known || mdefs[k].known(b)))
 				print_log2(mdefs[k].title, mdef_log2(&mdefs[k], run),
 					   mdefs[k].unit == MU_NS ? "ns" : "");
 	}

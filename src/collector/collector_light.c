@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collector, light mode: no per-page program stays attached. The pools'
- * own counters are read at snapshot time (light_read, run with
+ * Collector, light and devmem modes: no per-page program stays attached.
+ * The pools' own counters are read at snapshot time (light_read, run with
  * BPF_PROG_TEST_RUN), and the per-page tracepoints are attached only in
- * short sampling windows to locate pools and sample refill batches.
+ * short sampling windows to locate pools and sample refill batches (the
+ * devmem mode locates devmem pools and counts their refills at the
+ * provider call too).
  */
 #include <errno.h>
 #include <string.h>
@@ -47,29 +49,6 @@ void light_window(struct collector *c)
 	}
 	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++)
 		if (READ_ONCE_U64(c->slots[i].addr))
-			__atomic_store_n(&c->slots[i].batch_open, 0, __ATOMIC_RELAXED);
-	c->windows++;
-}
-
-/*
- * --pools devmem in the full mode: the per-page programs stay attached but
- * return at once for pages; for window_ns they do not, so pools of pages
- * are located (and their refill batches sampled) as in light mode. Only
- * those pools' open refills are dropped after it: a devmem pool's batches
- * run on.
- */
-void locate_window(struct collector *c)
-{
-	struct timespec ts = { .tv_sec = c->ar.window_ns / 1000000000ULL,
-			       .tv_nsec = c->ar.window_ns % 1000000000ULL };
-
-	c->last_window = now_mono_ns();
-	__atomic_store_n(&c->skel->bss->pools_locate_all, 1, __ATOMIC_RELAXED);
-	nanosleep(&ts, NULL);
-	__atomic_store_n(&c->skel->bss->pools_locate_all, 0, __ATOMIC_RELAXED);
-	for (__u32 i = 0; i < DMT_POOL_SLOTS; i++)
-		if (READ_ONCE_U64(c->slots[i].addr) &&
-		    snapbuild_pool_kind(&c->slots[i]) == DMT_KIND_PAGES)
 			__atomic_store_n(&c->slots[i].batch_open, 0, __ATOMIC_RELAXED);
 	c->windows++;
 }

@@ -17,16 +17,16 @@
 #include <string.h>
 #include <time.h>
 #include <microhttpd.h>
-#include "collector.h"
 #include "commands.h"
 #include "expo.h"
-#include "export_http.h"
-#include "export_replay.h"
 #include "outstream.h"
-#include "privdrop.h"
 #include "publisher.h"
 #include "util.h"
-#include "webcfg.h"
+#include "collector/collector.h"
+#include "exporter/export_http.h"
+#include "exporter/export_replay.h"
+#include "exporter/privdrop.h"
+#include "exporter/webcfg.h"
 
 #define EXPORT_DEFAULT_INTERVAL	(2ULL * 1000000000ULL)
 
@@ -49,13 +49,13 @@ static void usage(FILE *f)
 		"      --user USER          after attaching, run as USER with no capabilities\n"
 		"                           (default nobody when started as root)\n"
 		"      --keep-privileges    do not drop capabilities or switch user\n"
-		"  -m, --mode MODE          auto (default: every hook this kernel allows) or\n"
-		"                           light (no per-page hook: cost flat in the packet\n"
-		"                           rate; refill batches sampled)\n"
-		"      --sampling W/P       light mode: per-page hooks on for W every P\n"
-		"                           (default 120ms/60s; --pools devmem: 20ms/10s)\n"
-		"      --pools WHICH        all (default) or devmem: per-page hooks only for\n"
-		"                           devmem pools, pools of pages from their counters\n"
+		"  -m, --mode MODE          devmem (default: no program per regular page,\n"
+		"                           every devmem figure exact), full (per-page hooks\n"
+		"                           on every pool) or light (no per-page, per-niov or\n"
+		"                           per-token hook; refill batches sampled)\n"
+		"      --sampling W/P       devmem and light modes: per-page hooks on for W\n"
+		"                           every P (default 120ms/60s)\n"
+		"      --pools WHICH        old name: devmem is -m devmem, all is -m full\n"
 		"      --bpf-stats          turn on kernel.bpf_stats_enabled for BPF run time\n"
 		"      --no-netlink         do not ask netdev genl about page pools\n"
 		"      --once               watch for one interval, print one scrape, exit\n"
@@ -205,11 +205,12 @@ static int export_opt(int opt, int argc, char **argv, struct export_args *a)
 		return 0;
 	case 'm':
 		a->live_opt = "--mode";
-		if (!strcmp(optarg, "auto") || !strcmp(optarg, "light")) {
-			a->co.force_mode = !strcmp(optarg, "auto") ? -1 : DMT_MODE_LIGHT;
+		if (!parse_mode(optarg, false, &a->co.force_mode)) {
+			if (mode_rename_note("--mode", optarg))
+				dmt_err("note: %s", mode_rename_note("--mode", optarg));
 			return 0;
 		}
-		fprintf(stderr, "devmemtop export: bad mode '%s': auto or light\n", optarg);
+		fprintf(stderr, "devmemtop export: bad mode '%s': devmem, full or light\n", optarg);
 		return 2;
 	case OPT_SAMPLING:
 		a->live_opt = "--sampling";
@@ -220,8 +221,10 @@ static int export_opt(int opt, int argc, char **argv, struct export_args *a)
 		return 2;
 	case OPT_POOLS:
 		a->live_opt = "--pools";
-		if (!parse_pools(optarg, &a->co.pools_devmem))
+		if (!parse_pools(optarg, &a->co.force_mode)) {
+			dmt_err("note: %s", mode_rename_note("--pools", optarg));
 			return 0;
+		}
 		fprintf(stderr, "devmemtop export: bad --pools '%s': devmem or all\n", optarg);
 		return 2;
 	case OPT_ONCE:
@@ -317,7 +320,7 @@ static int export_parse_args(int argc, char **argv, struct export_args *a)
 
 	*a = (struct export_args){
 		.eo = { .listen = EXPORT_DEFAULT_LISTEN, .http_timeout_s = 10, .max_conns = 64 },
-		.co = { .log = NULL, .force_mode = -1 },
+		.co = { .log = NULL, .force_mode = DMT_MODE_DEVMEM },
 		.interval_ns = EXPORT_DEFAULT_INTERVAL,
 		.speed = 1,
 	};

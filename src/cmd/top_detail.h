@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "collector.h"
+#include "snapshot.h"
 
 enum top_sel_kind {
 	TOP_SEL_NONE = 0,

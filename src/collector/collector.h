@@ -28,25 +28,23 @@ struct collector_opts {
 	/* log sink for -v: printf-like, NULL for silent */
 	void (*log)(int level, const char *fmt, ...);
 	int verbosity;
-	/* force a mode for tests: -1 = best available */
+	/*
+	 * The mode: -1 the full mode (best available), DMT_MODE_DEVMEM (no
+	 * program on the per-page tracepoints outside sampling windows; the
+	 * default of top and export), DMT_MODE_LIGHT, or DMT_MODE_FENTRY /
+	 * DMT_MODE_TP_ONLY (the full mode capped, for tests).
+	 */
 	int force_mode;
 	bool no_netlink;
 	bool events;			/* keep the event ring buffer open */
 	bool enable_bpf_stats;		/* turn on kernel.bpf_stats_enabled */
 	/*
-	 * Light mode (force_mode == DMT_MODE_LIGHT): the per-page tracepoints
-	 * are attached for window_ms every period_ms to find pools by address
-	 * and sample refill batches. 0: the defaults below.
+	 * Light and devmem modes: the per-page tracepoints are attached for
+	 * window_ms every period_ms to find pools by address and sample refill
+	 * batches. 0: the defaults below.
 	 */
 	unsigned int light_window_ms;
 	unsigned int light_period_ms;
-	/*
-	 * --pools devmem: the per-page programs return early for pools of
-	 * pages (not a memory provider's), which are located in windows like
-	 * light mode's and read from their own counters at snapshot time.
-	 * false (--pools all, the default): every pool per page.
-	 */
-	bool pools_devmem;
 	/*
 	 * Where collector__new() puts its one-line reason when it fails
 	 * ("no kernel BTF (...)", "cannot load BPF programs: ..."). NULL: the
@@ -57,18 +55,14 @@ struct collector_opts {
 };
 
 /*
- * Light mode's default sampling: a 0.2 % duty cycle in few, long windows.
- * Every window attaches and detaches the per-page tracepoints, a fixed
- * cost per window (about 7 ms of CPU on a Firecracker guest: static key
- * and static call patching with IPIs), so 120ms/60s costs a sixth of
- * 20ms/10s at the same duty (docs/light-mode.md). --pools devmem's windows
- * only flip a bss flag: they keep short, frequent windows (pools of pages
- * located sooner).
+ * Light and devmem modes' default sampling: a 0.2 % duty cycle in few, long
+ * windows. Every window attaches and detaches the per-page tracepoints, a
+ * fixed cost per window (about 7 ms of CPU on a Firecracker guest: static
+ * key and static call patching with IPIs), so 120ms/60s costs a sixth of
+ * 20ms/10s at the same duty (docs/light-mode.md).
  */
 #define DMT_LIGHT_WINDOW_MS	120
 #define DMT_LIGHT_PERIOD_MS	60000
-#define DMT_LOCATE_WINDOW_MS	20
-#define DMT_LOCATE_PERIOD_MS	10000
 
 struct collector;
 

@@ -39,10 +39,9 @@
 #include <yaml.h>
 #include "textsafe.h"
 #include "webcfg.h"
+#include "yamlfile.h"
 
-#define WEBCFG_FILE_MAX		(1 << 20)
-/* the format needs 2 levels (section: key: value); libyaml is quadratic in depth */
-#define WEBCFG_DEPTH_MAX	16
+/* the file and the files it names: yamlfile.h's bounds (1 MiB, 8 levels, no key twice) */
 /*
  * bcrypt cost above this is refused: each step doubles the time. Measured
  * on the test host: cost 10 (the toolkit's example) 61 ms of CPU, 14
@@ -167,63 +166,7 @@ static int bad(struct loader *l, const yaml_node_t *n, const char *field, const 
 	return -EINVAL;
 }
 
-/*
- * A whole small regular file as a NUL-terminated string; 0 or -errno:
- * -EISDIR for a directory, -ESPIPE for anything else that is not a regular
- * file (a FIFO or a device would block the start or never end), -EFBIG.
- */
-static int read_text(const char *path, char **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	char *buf = NULL;
-	struct stat st;
-	size_t n = 0;
-	ssize_t r;
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
-		goto out;
-	}
-	buf = malloc(WEBCFG_FILE_MAX + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (n <= WEBCFG_FILE_MAX) {
-		r = read(fd, buf + n, WEBCFG_FILE_MAX + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			break;
-		}
-		if (!r)
-			break;
-		n += r;
-	}
-	if (!err && n > WEBCFG_FILE_MAX)
-		err = -EFBIG;
-	if (err) {
-		free(buf);
-		goto out;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	if (len)
-		*len = n;
-out:
-	close(fd);
-	return err;
-}
-
-/* Why read_text() failed, for "cannot read FILE: why". */
+/* Why yamlfile__read() failed, for "cannot read FILE: why". */
 static const char *read_error(int err)
 {
 	switch (err) {
@@ -251,24 +194,6 @@ static bool is_null(const yaml_node_t *n)
 	       (!*s || !strcmp(s, "~") || !strcmp(s, "null"));
 }
 
-/*
- * The key of pair p already appeared earlier in mapping m. The loops that
- * call this stop at the first unknown key, so this stays linear in
- * practice: a mapping holds a handful of known keys.
- */
-static bool key_repeated(struct loader *l, const yaml_node_t *m, const yaml_node_pair_t *p)
-{
-	const char *key = scalar(yaml_document_get_node(l->doc, p->key));
-
-	for (const yaml_node_pair_t *q = m->data.mapping.pairs.start; key && q < p; q++) {
-		const char *k = scalar(yaml_document_get_node(l->doc, q->key));
-
-		if (k && !strcmp(k, key))
-			return true;
-	}
-	return false;
-}
-
 /* A file named by field: read relative to the config file's directory. */
 static int load_file(struct loader *l, const yaml_node_t *v, const char *field, char **out)
 {
@@ -284,7 +209,7 @@ static int load_file(struct loader *l, const yaml_node_t *v, const char *field, 
 		snprintf(path, sizeof(path), "%s%s", l->dir, name);	/* dir ends in / */
 	free(*out);
 	*out = NULL;
-	err = read_text(path, out, NULL);
+	err = yamlfile__read(path, true, out, NULL);
 	if (err)
 		return bad(l, v, field, "cannot read %s: %s", path, read_error(err));
 	return 0;
@@ -384,8 +309,6 @@ static int parse_tls(struct loader *l, yaml_node_t *m)
 		if (!key)
 			return bad(l, k, "tls_server_config", "keys must be plain names");
 		snprintf(field, sizeof(field), "tls_server_config.%s", key);
-		if (key_repeated(l, m, p))
-			return bad(l, k, field, "given twice");
 		if (!strcmp(key, "cert_file")) {
 			cert_n = v;
 			err = load_file(l, v, field, &w->cert);
@@ -472,12 +395,6 @@ static int parse_users(struct loader *l, yaml_node_t *m)
 			goto out;
 		}
 		snprintf(field, sizeof(field), "basic_auth_users.%.128s", user);
-		for (size_t i = 0; i < w->n_users; i++) {
-			if (!strcmp(w->users[i].name, user)) {
-				err = bad(l, k, field, "listed twice");
-				goto out;
-			}
-		}
 		if (!hash || (strncmp(hash, "$2a$", 4) && strncmp(hash, "$2b$", 4) &&
 			      strncmp(hash, "$2y$", 4))) {
 			err = bad(l, v, field, "want a bcrypt hash ($2a$, $2b$ or $2y$; htpasswd -nB)");
@@ -509,58 +426,6 @@ out:
 	return err;
 }
 
-/*
- * Before libyaml builds the document: one document only (a second one
- * would be ignored, and the basic auth written in it with it), nesting no
- * deeper than WEBCFG_DEPTH_MAX (libyaml takes quadratic time in depth).
- * Stops at the first offence, so a hostile file costs little. 0 or -EINVAL
- * + msg; a YAML syntax error is left to the loader to report.
- */
-static int prescan(struct loader *l, const char *text, size_t len)
-{
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	int depth = 0, docs = 0, err = 0;
-	bool done = false;
-
-	if (!yaml_parser_initialize(&parser))
-		return bad(l, NULL, "yaml", "out of memory");
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	while (!done && !err && yaml_parser_parse(&parser, &ev)) {
-		unsigned long line = ev.start_mark.line + 1;
-
-		switch (ev.type) {
-		case YAML_DOCUMENT_START_EVENT:
-			if (++docs > 1)
-				err = -EINVAL;
-			if (err)
-				snprintf(l->msg, l->msglen, "web config %s:%lu: a second YAML document: devmemtop reads exactly one (put everything in the first)",
-					 l->path, line);
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT:
-			if (++depth > WEBCFG_DEPTH_MAX) {
-				snprintf(l->msg, l->msglen, "web config %s:%lu: nested deeper than %d levels",
-					 l->path, line, WEBCFG_DEPTH_MAX);
-				err = -EINVAL;
-			}
-			break;
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			depth--;
-			break;
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		default:
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&parser);
-	return err;
-}
-
 /* The top-level mapping: its two sections. */
 static int parse_root(struct loader *l, yaml_node_t *root)
 {
@@ -576,9 +441,7 @@ static int parse_root(struct loader *l, yaml_node_t *root)
 		yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
 		const char *key = scalar(k);
 
-		if (key && key_repeated(l, root, p))
-			err = bad(l, k, key, "given twice");
-		else if (key && !strcmp(key, "tls_server_config"))
+		if (key && !strcmp(key, "tls_server_config"))
 			err = parse_tls(l, v);
 		else if (key && !strcmp(key, "basic_auth_users"))
 			err = parse_users(l, v);
@@ -590,22 +453,12 @@ static int parse_root(struct loader *l, yaml_node_t *root)
 	return err;
 }
 
-/* The message as one line of text: control characters from the file escaped. */
-static void escape_msg(char *msg, size_t msglen)
-{
-	char *copy = strdup(msg);
-
-	if (copy)
-		textsafe_str(msg, msglen, copy);
-	free(copy);
-}
-
 int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen)
 {
 	struct loader l = { .path = path, .msg = msg, .msglen = msglen };
-	yaml_parser_t parser;
+	struct yamlfile_err ye;
 	yaml_document_t doc;
-	bool parser_ok = false, doc_ok = false;
+	bool doc_ok = false;
 	const char *slash;
 	char *text = NULL;
 	size_t len;
@@ -623,25 +476,19 @@ int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen
 	slash = strrchr(path, '/');
 	if (slash)
 		snprintf(l.dir, sizeof(l.dir), "%.*s", (int)(slash - path + 1), path);
-	err = read_text(path, &text, &len);
+	err = yamlfile__read(path, true, &text, &len);
 	if (err) {
 		snprintf(msg, msglen, "cannot read web config %s: %s", path, read_error(err));
 		goto out;
 	}
-	err = prescan(&l, text, len);
-	if (err)
-		goto out;
-	if (!yaml_parser_initialize(&parser)) {
-		err = bad(&l, NULL, "yaml", "out of memory");
+	err = yamlfile__parse(text, len, &doc, &ye);
+	if (err == -ENOMEM) {
+		snprintf(msg, msglen, "web config %s: out of memory", path);
 		goto out;
 	}
-	parser_ok = true;
-	yaml_parser_set_input_string(&parser, (unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(msg, msglen, "web config %s:%lu: not valid YAML: %s", path,
-			 (unsigned long)parser.problem_mark.line + 1,
-			 parser.problem ? parser.problem : "parse error");
-		err = -EINVAL;
+	if (err) {
+		snprintf(msg, msglen, "web config %s:%zu: %s%s", path, ye.line,
+			 ye.why == YF_SYNTAX ? "not valid YAML: " : "", ye.text);
 		goto out;
 	}
 	doc_ok = true;
@@ -653,16 +500,14 @@ int webcfg__load(const char *path, struct webcfg **out, char *msg, size_t msglen
 		err = bad(&l, NULL, "basic_auth_users", "no random key");
 		goto out;
 	}
-	escape_msg(l.w->warning, sizeof(l.w->warning));
+	textsafe_line(l.w->warning, sizeof(l.w->warning));
 	*out = l.w;
 	l.w = NULL;
 out:
 	if (err)
-		escape_msg(msg, msglen);
+		textsafe_line(msg, msglen);
 	if (doc_ok)
 		yaml_document_delete(&doc);
-	if (parser_ok)
-		yaml_parser_delete(&parser);
 	free(text);
 	webcfg__free(l.w);
 	return err;

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "collector.h"
 #include "commands.h"
 #include "json_out.h"
 #include "metrics.h"
@@ -23,6 +22,7 @@
 #include "top.h"
 #include "top_detail.h"
 #include "util.h"
+#include "collector/collector.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -48,12 +48,13 @@ static void usage(FILE *f)
 "  -I, --iface NAME     only pools and bindings of this interface (name or ifindex)\n"
 "  -B, --binding ID     only this dmabuf binding and its pools\n"
 "  -s, --sort KEY       holds (default), inflight, id, batch, iface\n"
-"  -m, --mode MODE      auto (default), fentry, tp: cap the attach mode; light: no\n"
-"                       per-page hook (counters read at snapshot, sampled batches)\n"
-"      --sampling W/P   light mode: per-page hooks on for W every P (default\n"
-"                       120ms/60s; --pools devmem: 20ms/10s)\n"
-"      --pools WHICH    all (default): per-page hooks for every pool; devmem: only\n"
-"                       for devmem pools, pools of pages read from their counters\n"
+"  -m, --mode MODE      devmem (default): no program per regular page, every\n"
+"                       devmem figure exact; full: per-page hooks on every pool\n"
+"                       (fentry, tp: the full mode capped); light: no per-page,\n"
+"                       per-niov or per-token hook (README, mode table)\n"
+"      --sampling W/P   devmem and light modes: per-page hooks on for W every P\n"
+"                       (default 120ms/60s)\n"
+"      --pools WHICH    old name: devmem is -m devmem, all is -m full\n"
 "      --no-netlink     do not query the netdev netlink family\n"
 "      --bpf-stats      enable kernel BPF run-time stats while running\n"
 "  -v, --verbose        print every probe result (-vv: libbpf warnings)\n"
@@ -126,10 +127,12 @@ static int top_opt(int c, char **argv, struct top_opts *o, char *err, size_t err
 		break;
 	case 'm':
 		if (parse_mode(optarg, true, &o->force_mode)) {
-			snprintf(err, errlen, "bad mode '%s': auto, fentry, tp or light",
+			snprintf(err, errlen, "bad mode '%s': devmem, full, light, fentry or tp",
 				 optarg);
 			return -EINVAL;
 		}
+		if (mode_rename_note("--mode", optarg))
+			dmt_err("note: %s", mode_rename_note("--mode", optarg));
 		break;
 	case 'N':
 		o->no_netlink = true;
@@ -142,10 +145,11 @@ static int top_opt(int c, char **argv, struct top_opts *o, char *err, size_t err
 		}
 		break;
 	case 'P':
-		if (parse_pools(optarg, &o->pools_devmem)) {
+		if (parse_pools(optarg, &o->force_mode)) {
 			snprintf(err, errlen, "bad --pools '%s': devmem or all", optarg);
 			return -EINVAL;
 		}
+		dmt_err("note: %s", mode_rename_note("--pools", optarg));
 		break;
 	case 'S':
 		o->bpf_stats = true;
@@ -189,7 +193,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *err, size_t 
 
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = 1000000000ULL;
-	o->force_mode = -1;
+	o->force_mode = DMT_MODE_DEVMEM;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:n:bjI:B:s:m:vh", longopts, NULL)) != -1) {
@@ -531,8 +535,11 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		char cm[96], where[DMT_CGROUP_PATH_MAX], wh[128];
 
 		char hd[24] = "-", rt[24] = "-", rl[24] = "-", tk[24] = "-", nv[24] = "-";
+		char pid[16] = "-";	/* unknown: "-", never 0 */
 
 		snprintf(a, sizeof(a), "-");
+		if (h->pid)
+			snprintf(pid, sizeof(pid), "%u", h->pid);
 		if (dmt_snap_holder_history(s)) {	/* light mode: not known */
 			snprintf(a, sizeof(a), "%.2fs", h->oldest_age_ns / 1e9);
 			snprintf(hd, sizeof(hd), "%llu", (unsigned long long)h->handed);
@@ -546,7 +553,7 @@ static void render_holders(const struct dmt_snapshot *s, struct lines *l)
 		/* any process can name itself anything: escaped like ifnames */
 		textsafe_col(cm, sizeof(cm), h->comm[0] ? h->comm : "?", 16);
 		tokens__holder_where(h, true, where, sizeof(where));
-		lines_add(l, "%-8u %s %5u%c%8s %8s %8s %8s %8s %8s  %s", h->pid,
+		lines_add(l, "%-8s %s %5u%c%8s %8s %8s %8s %8s %8s  %s", pid,
 			  cm, h->binding_id, h->manual ? '*' : ' ', tk, nv, a, hd, rt, rl,
 			  textsafe_str(wh, sizeof(wh), where));
 	}
@@ -677,7 +684,7 @@ static void render_bindings(const struct top_opts *o, const struct dmt_snapshot 
 	for (size_t i = 0; i < s->n_bindings; i++) {
 		const struct dmt_binding_snap *b = &s->bindings[i];
 		char size[24], niov[24], tot[24], fr[24], inp[24], sock[24], occ[24];
-		char a50[24], a99[24], f99[24], leak[24], fails[24], ifc[48];
+		char a50[24], a99[24], f99[24], leak[24], fails[24], ifc[48], bid[24];
 		bool lat = s->avail[DMT_M_BIND_ALLOC_LATENCY].available;
 
 		if (!top_binding_match(o, b))
@@ -704,8 +711,10 @@ static void render_bindings(const struct top_opts *o, const struct dmt_snapshot 
 		/* kernel-supplied: escaped, cut on a character boundary */
 		textsafe_col(ifc, sizeof(ifc), b->ifname[0] ? b->ifname : "?", 10);
 		top_cols(cols, sizeof(cols), MO_BINDING, b, s->avail);
-		lines_add(l, "%-5u %s %6s %5s %8s %8s %8s %8s %6s%s %9.0f %6s %8s %8s %8s %6s%s",
-			  b->id, ifc, size, niov, tot, fr, inp, sock, occ, cols,
+		/* a TX binding (bind-tx) says so: its RX columns read n/a */
+		snprintf(bid, sizeof(bid), "%u%s", b->id, b->tx ? "tx" : "");
+		lines_add(l, "%-5s %s %6s %5s %8s %8s %8s %8s %6s%s %9.0f %6s %8s %8s %8s %6s%s",
+			  bid, ifc, size, niov, tot, fr, inp, sock, occ, cols,
 			  binding_alloc_rate(b, prev, s->interval_s), fails, a50, a99, f99, leak,
 			  b->alive ? (b->unbound ? " unbound" : "") : " freed");
 		lines_row(l, TOP_SEL_BINDING, b->id, 0);
@@ -899,7 +908,6 @@ static int top_start(struct top_run *r)
 		.log = log_to_stderr, .verbosity = r->o.verbose, .force_mode = r->o.force_mode,
 		.light_window_ms = r->o.light_window_ms, .light_period_ms = r->o.light_period_ms,
 		.no_netlink = r->o.no_netlink, .enable_bpf_stats = r->o.bpf_stats,
-		.pools_devmem = r->o.pools_devmem,
 		.events = !r->o.json,		/* the view lists recent events */
 	};
 	char why[512] = "", unav[1024];

@@ -35,6 +35,7 @@ struct tokiter_state {
 	struct ti_pid *pids;
 	size_t n_pids;
 	uint32_t flags;			/* the last read's enum dmt_iter_flags */
+	bool said_pids;			/* logged why some holders' pids are unknown */
 	bool always;			/* DEVMEMTOP_TOKITER=always: never skip the walk */
 };
 
@@ -200,6 +201,27 @@ out:
 	free(inos);
 }
 
+/*
+ * -v, once: holders whose process /proc did not name. Without root (the
+ * exporter after its privilege drop) another user's /proc/PID/fd cannot
+ * be read; those holders are their sockets (socket_inode), their pid and
+ * comm unknown, never 0.
+ */
+static void ti_say_pids(struct collector *c, const struct tok_agg *a)
+{
+	size_t unknown = 0;
+
+	for (size_t i = 0; i < a->n_holders; i++)
+		unknown += !a->holders[i].pid;
+	if (!unknown || c->ti->said_pids)
+		return;
+	c->ti->said_pids = true;
+	coll_log(c, 1, "tokens: %zu of %zu holding sockets: process unknown (%s): shown by "
+		 "socket inode, pid and comm unknown", unknown, a->n_holders,
+		 geteuid() ? "another user's /proc/PID/fd is not readable without root; "
+		 "--keep-privileges reads them" : "no /proc/PID/fd names the socket");
+}
+
 /* a program's run time so far (kernel.bpf_stats_enabled), 0 without */
 uint64_t prog_run_ns(const struct bpf_program *prog)
 {
@@ -286,6 +308,10 @@ int tokiter_aggregate(struct collector *c, uint64_t now_ns, bool no_devmem)
 		err = tokens__aggregate(toks, n, hs, nh, now_ns, &c->tok_agg);
 	if (!err)
 		err = tok_iter__manual_holders(t->socks, ns, hs, &c->tok_agg);
+	if (!err) {
+		tok_iter__holder_inodes(t->socks, ns, &c->tok_agg);
+		ti_say_pids(c, &c->tok_agg);
+	}
 	ti_trace(c, ns, nr, t0, t1, now_mono_ns() - tu, bpf1 - bpf0);
 	free(toks);
 	free(hs);

@@ -47,12 +47,12 @@ static void counters_read(struct collector *c, uint64_t sum[DMT_CNT__MAX])
 
 /*
  * Whose counters are read from the pool itself at snapshot time: every
- * pool's in light mode; with --pools devmem, the pools of pages, whose
- * per-page events return early.
+ * pool's in the light and devmem modes (no per-page program outside the
+ * sampling windows).
  */
-static bool read_own_counters(const struct collector *c, const struct dmt_pool *v)
+static bool read_own_counters(const struct collector *c)
 {
-	return c->ar.light || (c->ar.pools_devmem && snapbuild_pool_kind(v) == DMT_KIND_PAGES);
+	return c->ar.light || c->ar.devmem;
 }
 
 int read_pools(struct collector *c, struct dmt_snapshot *s)
@@ -73,7 +73,7 @@ int read_pools(struct collector *c, struct dmt_snapshot *s)
 		memcpy(&v, &c->slots[i], sizeof(v));
 		if (!v.addr)
 			continue;
-		if (read_own_counters(c, &v) && light_pool(c, &v)) {
+		if (read_own_counters(c) && light_pool(c, &v)) {
 			/* destroyed while we looked: take the tracepoint's values */
 			memcpy(&v, &c->slots[i], sizeof(v));
 			v.hold_base = v.release_base = 0;
@@ -90,7 +90,7 @@ int read_pools(struct collector *c, struct dmt_snapshot *s)
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;	/* deleted meanwhile */
-		if (read_own_counters(c, &v) && light_pool(c, &v)) {
+		if (read_own_counters(c) && light_pool(c, &v)) {
 			if (bpf_map_lookup_elem(fd, &key, &v))
 				continue;
 			v.hold_base = v.release_base = 0;
@@ -281,8 +281,8 @@ int merge_netlink(struct collector *c, struct dmt_snapshot *s)
 	free(nlp);
 	if (!err)
 		err = merge_pp_stats(c, s);
-	/* light mode: a listed pool no window or per-call hook has located yet */
-	for (size_t i = 0; !err && c->ar.light && i < s->n_pools; i++)
+	/* light, devmem: a listed pool no window or per-call hook has located yet */
+	for (size_t i = 0; !err && (c->ar.light || c->ar.devmem) && i < s->n_pools; i++)
 		if (!s->pools[i].addr)
 			s->pools[i].counters_unknown = true;
 	/* the dump gives an ifindex in our netns: its name is ours to look up */
@@ -425,8 +425,9 @@ static int holder_cgroups(struct collector *c)
 	err = cgpath__fill_holders(c->cgpaths, c->tok_agg.holders, c->tok_agg.n_holders);
 	cgpath__stats(c->cgpaths, &b);
 	/*
-	 * -v: once per new cgroup not found (ids are cached, found or not);
-	 * not kept in the probe log, which must not grow with the run
+	 * -v: once per cgroup not found (ids are cached, a not-found one for
+	 * CGPATH_NEG_TTL_NS); not kept in the probe log, which must not grow
+	 * with the run
 	 */
 	if (b.not_found > a.not_found && cgpath__root(c->cgpaths)[0] && c->opts.log &&
 	    c->opts.verbosity >= 1)
@@ -434,6 +435,14 @@ static int holder_cgroups(struct collector *c)
 			    "walked): path unknown\n",
 			    (unsigned long long)(b.not_found - a.not_found),
 			    cgpath__root(c->cgpaths), (unsigned long long)(b.dirs - a.dirs));
+	/* not "not found": the walk did not see the whole tree; looked for again */
+	if (b.cut_short > a.cut_short && c->opts.log && c->opts.verbosity >= 1)
+		c->opts.log(1, "holders: %llu cgroup id(s) not found before the walk of %s "
+			    "stopped at its bound (%d directories, depth %d): path unknown, "
+			    "looked for again in %llu s\n",
+			    (unsigned long long)(b.cut_short - a.cut_short),
+			    cgpath__root(c->cgpaths), CGPATH_MAX_WALK, CGPATH_MAX_DEPTH,
+			    CGPATH_NEG_TTL_NS / 1000000000ULL);
 	return err;
 }
 
@@ -452,22 +461,22 @@ static int holders_out(struct collector *c, struct dmt_snapshot *s)
 	return 0;
 }
 
-int read_tokens(struct collector *c, struct dmt_snapshot *s)
+/*
+ * c->tok_agg from the tokens as they are now: the kernel's own xarrays
+ * (light mode) or the token map. 0 with nothing aggregated when no token
+ * source is loaded.
+ */
+static int tokens_aggregate(struct collector *c, uint64_t ts)
 {
 	struct dmt_holder *hs = NULL;
 	struct dmt_tok_entry *toks = NULL;
 	size_t n = 0, nh = 0;
-	__u32 zero = 0;
 	int err;
 
 	tok_agg__free(&c->tok_agg);
-	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
-	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
-	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
-	if (c->ar.tok_iter) {	/* light mode: the kernel's own xarrays, now */
-		err = tokiter_aggregate(c, s->ts_ns, c->nl_no_devmem);
-		return err ? err : holders_out(c, s);
-	}
+	c->tok_read_ns = now_mono_ns();
+	if (c->ar.tok_iter)	/* light mode: the kernel's own xarrays, now */
+		return tokiter_aggregate(c, ts, c->nl_no_devmem);
 	if (!c->ar.hook[DMT_H_TOK_DESTROY].loaded)
 		return 0;
 	/*
@@ -480,24 +489,56 @@ int read_tokens(struct collector *c, struct dmt_snapshot *s)
 		return -ENOMEM;
 	read_holders(c, hs, &nh, DMT_MAX_HOLDERS);
 	err = read_token_map(c, &toks, &n);
-	if (err)
-		goto out;
-	read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
-	err = tokens__aggregate(toks, n, hs, nh, s->ts_ns, &c->tok_agg);
-	if (!err)
-		err = holders_out(c, s);
-out:
+	if (!err) {
+		read_holders(c, hs, &nh, 2 * DMT_MAX_HOLDERS);
+		err = tokens__aggregate(toks, n, hs, nh, ts, &c->tok_agg);
+	}
 	free(toks);
 	free(hs);
 	return err;
 }
+
+int read_tokens(struct collector *c, struct dmt_snapshot *s)
+{
+	__u32 zero = 0;
+	int err;
+
+	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
+	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
+	err = tokens_aggregate(c, s->ts_ns);
+	if (!err && (c->ar.tok_iter || c->ar.hook[DMT_H_TOK_DESTROY].loaded))
+		err = holders_out(c, s);
+	return err;
+}
+
+/*
+ * What read_binding_map leaves for read_bindings: per s->bindings[i] its
+ * address and what binding_held needs of the map value; the freed ones to
+ * forget once the snapshot is made, and those freed after this snapshot's
+ * tokens were read (their held figures are made again from tokens read
+ * after the free).
+ */
+struct binding_track {
+	uint32_t flags;
+	uint64_t tok_lost;
+	bool freed_late;
+};
+
+struct binding_reads {
+	struct snapbuild_addrs addrs;
+	struct binding_track *track;
+	size_t n_track, n_late;
+	uint32_t gone[DMT_MAX_BINDINGS];
+	size_t n_gone;
+};
 
 /*
  * Held tokens and niovs of a binding the tracker may know: exact only when
  * it saw the binding created (hence every token since) and lost none.
  */
 static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
-			 const struct dmt_binding *v)
+			 const struct binding_track *v)
 {
 	const struct tok_binding_held *h;
 
@@ -554,51 +595,91 @@ static void held_other_netns(const struct collector *c, struct dmt_binding_snap 
 }
 
 static int read_binding_map(struct collector *c, struct dmt_snapshot *s,
-			    struct snapbuild_addrs *addrs)
+			    struct binding_reads *r)
 {
 	int fd = bpf_map__fd(c->skel->maps.bindings);
-	__u32 key, next, gone[DMT_MAX_BINDINGS];
 	struct dmt_binding v;
-	size_t n_gone = 0;
+	__u32 key, next;
+	int err = 0;
 
-	for (int r = bpf_map_get_next_key(fd, NULL, &next); !r;
-	     r = bpf_map_get_next_key(fd, &key, &next)) {
+	if (!c->ar.have_devmem)
+		return 0;
+	for (int rc = bpf_map_get_next_key(fd, NULL, &next); !rc;
+	     rc = bpf_map_get_next_key(fd, &key, &next)) {
+		struct binding_track *t;
 		struct dmt_binding_snap *b;
 
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
+		/*
+		 * The BPF side sets FREED after the final figures; a copy that
+		 * read a figure before the flag may predate it: read it again
+		 * (once per binding's life)
+		 */
+		if ((v.flags & DMT_BIND_FREED) && bpf_map_lookup_elem(fd, &key, &v))
+			continue;
 		b = snapbuild_add_binding(s, &v);
-		if (!b || snapbuild_addr_set(addrs, s->n_bindings - 1, v.addr))
-			return -ENOMEM;
-		binding_held(c, b, &v);
+		if (!b || snapbuild_addr_set(&r->addrs, s->n_bindings - 1, v.addr)) {
+			err = -ENOMEM;
+			break;
+		}
+		t = realloc(r->track, s->n_bindings * sizeof(*t));
+		if (!t) {
+			err = -ENOMEM;
+			break;
+		}
+		r->track = t;
+		r->n_track = s->n_bindings;
+		/*
+		 * Freed after the tokens were read: a socket that closed in
+		 * between left its tokens in them, and a freed binding is
+		 * listed once, so its held figures would stay wrong
+		 */
+		t[s->n_bindings - 1] = (struct binding_track){
+			v.flags, v.tok_lost, !b->alive && v.free_ns >= c->tok_read_ns };
+		r->n_late += !b->alive && v.free_ns >= c->tok_read_ns;
 		/* a freed binding is reported in this snapshot, then forgotten */
-		if (!b->alive && n_gone < DMT_MAX_BINDINGS)
-			gone[n_gone++] = key;
+		if (!b->alive && r->n_gone < DMT_MAX_BINDINGS)
+			r->gone[r->n_gone++] = key;
 	}
-	for (size_t i = 0; i < n_gone; i++)
-		bpf_map_delete_elem(fd, &gone[i]);
-	return 0;
+	return err;
 }
 
 int read_bindings(struct collector *c, struct dmt_snapshot *s)
 {
-	struct snapbuild_addrs addrs = {};
-	bool in_pools_known = c->ar.hook[DMT_H_PP_HOLD].attached || c->ar.light;
-	int err;
+	struct binding_reads br = {}, *r = &br;
+	bool in_pools_known = c->ar.hook[DMT_H_PP_HOLD].attached || c->ar.light || c->ar.devmem;
+	/* the devmem tracepoints' free_niovs win over the walk, as in the full mode */
+	enum dmt_attach_mode walk_mode = c->ar.devmem && attached(c, DMT_H_DM_ALLOC) &&
+					 attached(c, DMT_H_DM_CREATE) ? DMT_MODE_DEVMEM_TP : c->mode;
+	struct snapbuild_addrs *addrs = &r->addrs;
+	int err = 0;
 
 	if (!c->ar.have_devmem)
 		return 0;
-	err = read_binding_map(c, s, &addrs);
+	err = read_binding_map(c, s, r);
+	for (size_t i = 0; !err && i < s->n_bindings; i++)
+		binding_held(c, &s->bindings[i], i < r->n_track ? &r->track[i] : NULL);
+	/*
+	 * A binding freed after the tokens were read: its held figures from
+	 * tokens read after its free; the live ones keep the first read, which
+	 * their token counters (read with them) add up to.
+	 */
+	if (!err && r->n_late)
+		err = tokens_aggregate(c, s->ts_ns);
+	for (size_t i = 0; !err && r->n_late && i < r->n_track; i++)
+		if (r->track[i].freed_late)
+			binding_held(c, &s->bindings[i], &r->track[i]);
 	if (!err)
-		err = snapbuild_link_pools(s, &addrs);
+		err = snapbuild_link_pools(s, addrs);
 	for (size_t i = 0; !err && i < s->n_bindings; i++) {
 		struct dmt_binding_snap *b = &s->bindings[i];
-		uint64_t addr = i < addrs.n ? addrs.v[i] : 0;
+		uint64_t addr = i < addrs->n ? addrs->v[i] : 0;
 		struct dmt_walk w = {};
 
 		if (b->alive && addr && !walk_binding(c, addr, &w) && w.id == b->id) {
-			snapbuild_apply_walk(b, &w, c->mode);
+			snapbuild_apply_walk(b, &w, walk_mode);
 			held_other_netns(c, b, w.netns);
 		}
 		snapbuild_finish_binding(b, in_pools_known);
@@ -614,7 +695,11 @@ int read_bindings(struct collector *c, struct dmt_snapshot *s)
 		snapbuild_light_niov_frees(s);
 	if (!err)
 		err = binding_memory__apply(c->bindings, s);
-	free(addrs.v);
+	/* only a snapshot that is made reports them: else the next one does */
+	for (size_t i = 0; !err && i < r->n_gone; i++)
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.bindings), &r->gone[i]);
+	free(br.addrs.v);
+	free(br.track);
 	return err;
 }
 
@@ -687,4 +772,6 @@ void read_globals(struct collector *c, struct dmt_snapshot *s)
 	s->ringbuf_drops = sum[DMT_CNT_RB_DROPS];
 	s->map_full = sum[DMT_CNT_POOL_MAP_FULL] + sum[DMT_CNT_BIND_MAP_FULL];
 	s->lat_missed = sum[DMT_CNT_LAT_MISSED];
+	s->tx_no_binding = sum[DMT_CNT_TX_NO_BINDING];
+	s->tx_ref_lost = sum[DMT_CNT_TX_REF_LOST];
 }

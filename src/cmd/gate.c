@@ -18,10 +18,10 @@
 #include "html_report.h"
 #include "outstream.h"
 #include "record.h"
-#include "recorder.h"
-#include "runner.h"
 #include "textsafe.h"
 #include "util.h"
+#include "collector/recorder.h"
+#include "collector/runner.h"
 
 #define EXIT_GATE_ERROR	2
 
@@ -44,12 +44,12 @@ static void gate_usage(FILE *f)
 		"      --baseline FILE       a previous --json result to compare with\n"
 		"      --html FILE           write an HTML page: thresholds, time series, histograms\n"
 		"      --max-regression P    allowed regression vs the baseline (default 10%%)\n"
-		"      --mode MODE           auto (default) or light: no per-page hook; sampled\n"
+		"      --mode MODE           full (default), devmem (no program per regular\n"
+		"                            page) or light (no per-page hook); sampled\n"
 		"                            metrics need 'allow_sampled: true' in the spec\n"
-		"      --sampling W/P        light mode: per-page hooks on for W every P\n"
-		"                            (default 120ms/60s; --pools devmem: 20ms/10s)\n"
-		"      --pools WHICH         all (default) or devmem: per-page hooks only for\n"
-		"                            devmem pools, pools of pages from their counters\n"
+		"      --sampling W/P        devmem and light modes: per-page hooks on for W\n"
+		"                            every P (default 120ms/60s)\n"
+		"      --pools WHICH         old name: devmem is --mode devmem, all is full\n"
 		"      --check               only parse the spec, then exit 0 or 2\n"
 		"      --list-metrics        print the metric vocabulary\n"
 		"  -v, --verbose             more logging (repeat for more)\n"
@@ -71,10 +71,9 @@ struct gate_args {
 	uint64_t interval_ns;
 	uint64_t linger_ns;
 	bool check_only;
-	int force_mode;			/* -1 auto, DMT_MODE_LIGHT */
+	int force_mode;			/* -1 full, DMT_MODE_DEVMEM, DMT_MODE_LIGHT */
 	unsigned int light_window_ms;
 	unsigned int light_period_ms;
-	bool pools_devmem;
 	char **cmd;
 };
 
@@ -183,9 +182,11 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 			break;
 		case 'M':
 			if (parse_mode(optarg, false, &a->force_mode)) {
-				dmt_err("bad --mode '%s': auto or light", optarg);
+				dmt_err("bad --mode '%s': full, devmem or light", optarg);
 				return -EINVAL;
 			}
+			if (mode_rename_note("--mode", optarg))
+				dmt_err("note: %s", mode_rename_note("--mode", optarg));
 			break;
 		case 'W':
 			if (parse_sampling(optarg, &a->light_window_ms, &a->light_period_ms)) {
@@ -194,10 +195,11 @@ static int parse_gate_args(int argc, char **argv, struct gate_args *a)
 			}
 			break;
 		case 'P':
-			if (parse_pools(optarg, &a->pools_devmem)) {
+			if (parse_pools(optarg, &a->force_mode)) {
 				dmt_err("bad --pools '%s': devmem or all", optarg);
 				return -EINVAL;
 			}
+			dmt_err("note: %s", mode_rename_note("--pools", optarg));
 			break;
 		case 'm':
 			if (parse_pct(optarg, &a->max_regression)) {
@@ -279,8 +281,7 @@ static int gate_live(const struct gate_args *a, const struct gate_spec *spec,
 	struct collector_opts copts = { .log = dmt_log, .verbosity = dmt_verbosity,
 					.force_mode = a->force_mode, .events = !!a->record,
 					.light_window_ms = a->light_window_ms,
-					.light_period_ms = a->light_period_ms,
-					.pools_devmem = a->pools_devmem };
+					.light_period_ms = a->light_period_ms };
 	struct live_ctx x = { .ev = ev };
 	struct run_opts ro = { .on_snapshot = live_snapshot, .on_event = live_event, .ctx = &x,
 			       .events = !!a->record };
