@@ -11,6 +11,9 @@ scripts/lab/guest/lib.sh, lab_run_scenario, and scenarios/*.sh):
   bulk/devmemtop-live.json         devmemtop --json -i 500ms through the scenario
   bulk/pools-bound.json            netlink page-pool-get while bound and idle,
                                    between two of its snapshots
+  bulk/devmemtop-default.json      the default, -m devmem, beside it; so in
+                                   exhaust, leak and sweep too (autorelease:
+                                   autorelease/default.json)
 
 Checks here:
   * each scenario's recording is gated on the host with
@@ -22,7 +25,16 @@ Checks here:
   * bulk, exhaust, leak, sweep (issue 25, exactness): the -m light
     devmemtop that ran beside the full mode (<scenario>/devmemtop-light.json)
     has the same held_tokens, held_by_sockets and holder rows as the full
-    mode and the traffic tool's own counts at the scenario's settled point.
+    mode and the traffic tool's own counts at the scenario's settled point;
+  * bulk (issue 36): the default, -m devmem, has every devmem figure of the
+    full mode at the idle point (default_vs_full), at no more BPF run time
+    per devmem niov (default_cost_per_niov);
+  * exhaust, leak, sweep (each run), autorelease (each run; SKIP without
+    the option) (issue 36): the same figures, the default's
+    <scenario>/devmemtop-default.json (autorelease/default.json) against
+    the full-mode recording, at each binding's free and its pool's destroy
+    (default_vs_full_final; the binding's in_pools, not final there, by
+    the pool's own final inflight).
 Without build/devmemtop every check prints SKIP with the reason.
 Prints "devmemtop: N passed, N failed, N skipped"; exit 1 if anything failed.
 """
@@ -36,6 +48,7 @@ from labcheck import DEVMEMTOP, REPO, Checks, gate_from  # noqa: E402  the lab's
 from labcheck import read, read_json, recording_snapshots  # noqa: E402
 from assert_tokens import token_identities  # noqa: E402  issue 11: frag token identities
 from assert_tokens import incomplete_why, light_held_in_window, light_vs_full_held  # noqa: E402
+from assert_autorelease import RUNS as AUTORELEASE_RUNS  # noqa: E402  its runs' directories
 SPECS = {"bulk": "lab-bulk.yaml", "exhaust": "lab-exhaustion.yaml", "leak": "lab-leak.yaml"}
 
 
@@ -229,8 +242,8 @@ def light_vs_tracepoints(c, d):
     the devmem pool's inflight, holds and releases (light counts from the
     pool's creation; both were attached before the bind, so both saw it),
     on the binding's occupancy, and on the devmem pool's refill batch sizes
-    (light: one devmem_alloc event per refill, so as many refills as the
-    binding's provider calls; the full mode closes each batch at the same
+    (light: one provider event per refill, the devmem_alloc tracepoint or
+    the provider's fexit, so as many refills as the binding's provider calls; the full mode closes each batch at the same
     event, so the two histograms are equal). Skipped, not failed, when
     the light run is missing or did not run (devmemtop-light.rc)."""
     name = "devmemtop -m light agrees with the tracepoint mode"
@@ -288,6 +301,294 @@ def light_vs_tracepoints(c, d):
         seen.append("pool %s: %s holds, %s releases, inflight %s"
                     % (lp["id"], lp.get("holds"), lp.get("releases"), lp.get("inflight")))
     c.check(name, bool(seen) and not diffs, "; ".join(seen), "; ".join(diffs))
+
+
+# what the default (-m devmem) must have exactly as the full mode (issue 36)
+DEFAULT_BINDING = ("total_niovs", "free_niovs", "in_pools", "occupancy", "alloc_calls",
+                   "alloc_niovs", "alloc_failures", "niov_frees", "outstanding_at_unbind",
+                   "leaked_at_free", "held_tokens", "held_by_sockets", "tokens_handed",
+                   "tokens_returned", "tokens_released", "tokens_drained", "token_mode")
+DEFAULT_BINDING_HISTS = ("alloc_latency_ns", "alloc_latency_per_niov_ns", "free_latency_ns")
+DEFAULT_POOL = ("holds", "releases", "inflight", "holds_niov", "binding_id", "kind")
+
+
+def default_vs_full(c, d):
+    """The default mode, -m devmem (issue 36), ran beside the full mode
+    through the bulk run: no program on the per-page page_pool tracepoints
+    outside its sampling windows, every devmem figure from devmem-only
+    hooks. At the idle, bound point (the snapshots before the netlink dump)
+    every devmem figure must equal the full mode's (default_equals_full),
+    at no more program runs per devmem niov (default_cost_per_niov)."""
+    name = "devmemtop default (-m devmem) equals the full mode on every devmem figure"
+    full = [s for s in snapshots(os.path.join(d, "devmemtop-live.json")) if s.get("bindings")]
+    dflt = [s for s in snapshots(os.path.join(d, "devmemtop-default.json")) if s.get("bindings")]
+    if not dflt:
+        c.check(name, False, hint="no -m devmem snapshot with a binding "
+                "(see devmemtop-default.log)")
+        return
+    if not full:
+        c.check(name, False, hint="no full-mode snapshot with a binding")
+        return
+    f, m = idle_snapshot(d, full), idle_snapshot(d, dflt)
+    default_equals_full(c, name, f, m, [], True)
+    default_cost_per_niov(c, f, m)
+
+
+def default_equals_full(c, name, f, m, diffs, provider_calls, skip=()):
+    """Every devmem figure of snapshot @m (the default, -m devmem) equals
+    snapshot @f's (the full mode) at a point where neither moves: each
+    binding's occupancy, provider calls and niovs, failures, niov frees,
+    leaks, held tokens and token counts, the counts of its alloc,
+    alloc-per-niov and free latency histograms, and each devmem pool's
+    holds, releases, inflight and refill batch histogram (exact: counted at
+    the provider call), plus the global provider calls when both watched
+    the same bindings (@provider_calls). The refill batches must be
+    available (never a silent 0) and the metric availability of every
+    binding figure the full mode's. @diffs: what the caller already found
+    wrong (it fails the check); @skip: binding figures not compared."""
+    seen = []
+    if m.get("mode") != "devmem":
+        diffs.append("default run is in mode %s" % m.get("mode"))
+    for k, v in f["metrics"].items():
+        if k.startswith(("binding_", "dontneed_", "recvmsg_")) and k != "binding_in_pools":
+            mv = m["metrics"].get(k, {})
+            if mv.get("available") != v.get("available") or mv.get("method") != v.get("method"):
+                diffs.append("metric %s: default %s, full %s" % (k, mv.get("method"),
+                                                                 v.get("method")))
+    if not m["metrics"]["pool_refill_batch"]["available"]:
+        diffs.append("refill batches unavailable in the default mode")
+    if provider_calls and m.get("provider_calls") != f.get("provider_calls"):
+        diffs.append("provider_calls: default %s, full %s" % (m.get("provider_calls"),
+                                                              f.get("provider_calls")))
+    fb = {b["id"]: b for b in f["bindings"]}
+    for mb in m["bindings"]:
+        b = fb.get(mb["id"])
+        if b is None:
+            diffs.append("binding %s only in the default mode" % mb["id"])
+            continue
+        for k in DEFAULT_BINDING:
+            if k not in skip and mb.get(k) != b.get(k):
+                diffs.append("binding %s %s: default %s, full %s" % (mb["id"], k, mb.get(k),
+                                                                 b.get(k)))
+        for k in DEFAULT_BINDING_HISTS:
+            mc, fc = (mb.get(k) or {}).get("count"), (b.get(k) or {}).get("count")
+            if mc != fc:
+                diffs.append("binding %s %s count: default %s, full %s" % (mb["id"], k, mc, fc))
+        seen.append("binding %s: %s calls, %s niovs, %s free, alloc lat n %s, free lat n %s"
+                    % (mb["id"], mb.get("alloc_calls"), mb.get("alloc_niovs"),
+                       mb.get("free_niovs"), (mb.get("alloc_latency_ns") or {}).get("count"),
+                       (mb.get("free_latency_ns") or {}).get("count")))
+    if len(m["bindings"]) != len(f["bindings"]):
+        diffs.append("bindings: default %d, full %d" % (len(m["bindings"]), len(f["bindings"])))
+    fpools = {p["id"]: p for p in f["pools"] if p.get("binding_id") is not None}
+    mpools = {p["id"]: p for p in m["pools"] if p.get("binding_id") is not None}
+    if set(fpools) != set(mpools):
+        diffs.append("devmem pools: default %s, full %s" % (sorted(mpools), sorted(fpools)))
+    for pid, mp in mpools.items():
+        p = fpools.get(pid)
+        if p is None:
+            continue
+        for k in DEFAULT_POOL:
+            if mp.get(k) != p.get(k):
+                diffs.append("pool %s %s: default %s, full %s" % (pid, k, mp.get(k), p.get(k)))
+        ms, fs = mp["refill_batch"]["sizes"], p["refill_batch"]["sizes"]
+        if {k: v for k, v in ms.items() if v} != {k: v for k, v in fs.items() if v}:
+            diffs.append("pool %s refill batches: default %s, full %s" % (pid, ms, fs))
+        seen.append("pool %s: %s holds, %s refills" % (pid, mp.get("holds"),
+                                                       mp["refill_batch"].get("count")))
+    c.check(name, bool(seen) and not diffs, "; ".join(seen), "; ".join(diffs))
+
+
+def final_view(snaps, bids, who, diffs):
+    """The final figures of bindings @bids in @snaps (one devmemtop's
+    snapshots): a snapshot made of each binding's last listing, which must
+    be the one that reports it freed (a freed binding is listed once, with
+    its final counts: nothing moves after it), and of the last listing of
+    each of its devmem pools, which must report the pool destroyed; the
+    metrics, mode and global counters of the last snapshot. What is not
+    final goes to @diffs, named by @who."""
+    view = dict(snaps[-1]) if snaps else {"metrics": {}}
+    view["bindings"], view["pools"] = [], []
+    for bid in bids:
+        rows = [b for s in snaps for b in s.get("bindings", []) if b.get("id") == bid]
+        if not rows:
+            diffs.append("%s never listed binding %s" % (who, bid))
+            continue
+        if rows[-1].get("freed_ns") is None:
+            diffs.append("%s never saw binding %s freed (its last listing: alive %s)"
+                         % (who, bid, rows[-1].get("alive")))
+        view["bindings"].append(rows[-1])
+        pools = {}
+        for s in snaps:
+            for p in s.get("pools", []):
+                if p.get("binding_id") == bid:
+                    pools[p["id"]] = p
+        for pid, p in sorted(pools.items()):
+            if p.get("state") != "destroyed":
+                diffs.append("%s never saw pool %s destroyed (last state %s)"
+                             % (who, pid, p.get("state")))
+            view["pools"].append(p)
+    return view
+
+
+def default_vs_full_final(c, name, full, dflt, bids, provider_calls, dlog):
+    """default_equals_full on the final figures of bindings @bids: the
+    full mode's snapshots @full (a recording) against the default's @dflt,
+    each at the binding's free and its pools' destroy (final_view): the
+    quiet point of a scenario whose bindings come and go; the global
+    provider calls too when both watched every binding (@provider_calls)."""
+    if not dflt:
+        c.check(name, False, hint="no -m devmem snapshot (see %s)" % dlog)
+        return
+    if not full:
+        c.check(name, False, hint="no snapshot in the full mode's recording")
+        return
+    diffs = []
+    f = final_view(full, bids, "the full mode", diffs)
+    m = final_view(dflt, bids, "the default", diffs)
+    # in_pools is not final at the free: it is the sum of the inflight of
+    # the binding's pools as the same snapshot lists them, and a snapshot
+    # reads the pools before the bindings, so the destroy and free of a
+    # zombie pool landing between the two reads leave the pool's last
+    # inflight in the snapshot that reports the binding freed (seen in
+    # either mode, by timing: sweep 4K run 1 full 244 / default 0, 64K
+    # run 5 full 0 / default 26). Each pool's own final inflight (0 at
+    # its destroy) is compared instead, with its holds and releases.
+    default_equals_full(c, name, f, m, diffs, provider_calls, skip=("in_pools",))
+
+
+def default_vs_full_scenario(c, d, scenario):
+    """Issue 36 in exhaust and leak: the default (-m devmem,
+    <scenario>/devmemtop-default.json) ran beside the full mode's recording
+    through the scenario. Their quiet point is the end: the receiver's
+    binding freed, its pool destroyed (exhaust: alloc failures stop only
+    when the receiver returns its tokens; leak: the tokens are released at
+    the close, after the unbind), so the binding's and pool's final figures
+    are compared, with the global provider calls (both watched every
+    binding)."""
+    name = "devmemtop %s: default (-m devmem) equals the full mode on every devmem figure " \
+        "at the binding's free" % scenario
+    rx = read_json(os.path.join(d, "rx.json"))
+    if rx is None or "binding_id" not in rx:
+        c.check(name, False, hint="no binding_id in %s/rx.json" % d)
+        return
+    code, full, err = recording_snapshots(os.path.join(d, "devmemtop.dmtrec"), DEVMEMTOP)
+    if code != 0:
+        c.check(name, False, hint="report --json of the recording: exit %d: %s" % (code, err))
+        return
+    dflt = snapshots(os.path.join(d, "devmemtop-default.json"))
+    default_vs_full_final(c, name, full, dflt, [rx["binding_id"]], True,
+                          os.path.join(d, "devmemtop-default.log"))
+
+
+def default_vs_full_sweep(c, d):
+    """Issue 36 in sweep: one default (-m devmem) devmemtop ran through all
+    runs (sweep/devmemtop-default.json), each run under its own full-mode
+    recording; per run and rx page size, the run's binding's and pool's
+    final figures (at its free) must be equal. The global provider calls
+    are not compared: the default counts every run's, a run's recording
+    only its own."""
+    skip = read(os.path.join(d, "skip.txt"))
+    if skip is not None:
+        c.skip("devmemtop sweep: default (-m devmem) equals the full mode",
+               "no sweep ran: " + skip.strip())
+        return
+    dflt = snapshots(os.path.join(d, "devmemtop-default.json"))
+    sizes = (read(os.path.join(d, "sizes"), "") or "").split()
+    reps = int((read(os.path.join(d, "reps"), "0") or "0").strip() or 0)
+    if not sizes or not reps:
+        c.check("devmemtop sweep: default (-m devmem) equals the full mode", False,
+                hint="no sizes or reps in %s" % d)
+        return
+    for size in sizes:
+        for rep in range(1, reps + 1):
+            o = os.path.join(d, "run-%s-%d" % (size, rep))
+            name = "devmemtop sweep %dK run %d: default (-m devmem) equals the full mode on " \
+                "every devmem figure at the binding's free" % (int(size) // 1024, rep)
+            rx = read_json(os.path.join(o, "rx.json"))
+            code, full, err = recording_snapshots(os.path.join(o, "devmemtop.dmtrec"),
+                                                  DEVMEMTOP)
+            if rx is None or "binding_id" not in rx or code != 0:
+                c.check(name, False, hint="rx.json %s, report --json exit %d %s"
+                        % ("missing" if rx is None else "read", code, err))
+                continue
+            default_vs_full_final(c, name, full, dflt, [rx["binding_id"]], False,
+                                  os.path.join(d, "devmemtop-default.log"))
+
+
+def default_vs_full_autorelease(c, d):
+    """Issue 36 in autorelease: the default (-m devmem, autorelease/
+    default.json) ran beside the light one and the full mode's recording
+    through every run; per run, SO_DEVMEM_AUTORELEASE on and off, the
+    run's binding's and pool's final figures (at its free: the scenario
+    waits for devmem_binding_free before the next run) must be equal,
+    token mode and released / drained tokens included; the global
+    provider calls at the end too. On a kernel without the option the
+    scenario stops at its first run: SKIP with the reason."""
+    name = "devmemtop autorelease: default (-m devmem) equals the full mode"
+    skip = read(os.path.join(d, "skip.txt"))
+    if skip is not None:
+        c.skip(name, "no autorelease runs: " + skip.strip())
+        return
+    code, full, err = recording_snapshots(os.path.join(d, "devmemtop.dmtrec"), DEVMEMTOP)
+    if code != 0:
+        c.check(name, False, hint="report --json of the recording: exit %d: %s" % (code, err))
+        return
+    dflt = snapshots(os.path.join(d, "default.json"))
+    bids = []
+    for label in AUTORELEASE_RUNS:
+        rx = read_json(os.path.join(d, label, "rx.json"))
+        if rx is None or "binding_id" not in rx:
+            c.check("%s: %s ran" % (name, label), False, hint="no binding_id in %s/%s/rx.json"
+                    % (d, label))
+            continue
+        bids.append(rx["binding_id"])
+        default_vs_full_final(c, "devmemtop autorelease %s: default (-m devmem) equals the "
+                              "full mode on every devmem figure at the binding's free" % label,
+                              full, dflt, [rx["binding_id"]], False,
+                              os.path.join(d, "default.log"))
+    if bids and dflt and full:
+        # over all runs: the global provider calls (the default started
+        # after the recording, before the first bind: both saw every call)
+        # and the same devmem bindings listed
+        ids = [sorted({b["id"] for s in x for b in s.get("bindings", [])}) for x in (full, dflt)]
+        c.check("devmemtop autorelease: default (-m devmem) equals the full mode over all runs "
+                "(provider calls, bindings)",
+                dflt[-1].get("provider_calls") == full[-1].get("provider_calls") and
+                ids[0] == ids[1] and set(bids) <= set(ids[0]),
+                "provider calls default %s, full %s; bindings default %s, full %s, runs %s"
+                % (dflt[-1].get("provider_calls"), full[-1].get("provider_calls"), ids[1],
+                   ids[0], sorted(bids)))
+
+
+def default_cost_per_niov(c, f, m):
+    """Issue 36: per devmem niov the default costs no more than the full
+    mode. Both ran with --bpf-stats through the same bulk run. Checked on
+    the programs' run counts (deterministic): the default runs no program
+    more often than the full mode does, so no more runs per niov; the run
+    time per niov of each is printed beside as a benchmark figure (under TCG
+    the same program's time moves by tens of % between two instances, so a
+    time comparison here would judge the emulator, not the mode)."""
+    name = "devmemtop default (-m devmem) runs no more programs per devmem niov than the full mode"
+    niovs = sum(b.get("alloc_niovs") or 0 for b in f.get("bindings", []))
+
+    def runs(s):
+        progs = s.get("health", {}).get("programs", [])
+        return (sum(p.get("run_time_ns", 0) for p in progs),
+                {p["name"]: p.get("run_cnt", 0) for p in progs if p.get("run_cnt")})
+    (ft, fr), (mt, mr) = runs(f), runs(m)
+    if not niovs or not fr:
+        c.check(name, False, hint="no niovs (%s) or no run counts in the full mode (%s): "
+                "--bpf-stats not on?" % (niovs, fr))
+        return
+    more = {p: (n, fr.get(p, 0)) for p, n in mr.items() if n > fr.get(p, 0)}
+    c.check(name, not more and sum(mr.values()) <= sum(fr.values()),
+            "%d niovs: %.2f runs/niov default, %.2f full; per program default %s, full %s" %
+            (niovs, sum(mr.values()) / niovs, sum(fr.values()) / niovs, mr, fr),
+            "programs the default ran more often (default, full): %s" % more)
+    c.info("devmemtop default vs full, run time per devmem niov (TCG, one run)",
+           "default %.1f ns/niov, full %.1f ns/niov (ratio %.3f)" %
+           (mt / niovs, ft / niovs, mt / ft if ft else float("nan")))
 
 
 def idle_snapshot(d, snaps):
@@ -478,6 +779,7 @@ def main():
             d = os.path.join(a.dir, s)
             if s == "sweep":
                 light_held_sweep(c, d)  # issue 25
+                default_vs_full_sweep(c, d)  # issue 36
             if s in ("sweep", "badinput"):
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_niov.py: "
                        "per-run recordings, specs/lab-sweep.yaml)")
@@ -500,6 +802,8 @@ def main():
             if s == "lightscale":
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_lightscale.py)")
                 continue
+            if s == "autorelease":
+                default_vs_full_autorelease(c, d)  # issue 36
             if s in ("autorelease", "autorelease-measure"):
                 c.info("devmemtop checks of " + s, "in assert_lab.py (assert_autorelease.py)")
                 continue
@@ -516,10 +820,13 @@ def main():
             light_held(c, d, s)  # issue 25
             if s == "leak":
                 light_held_other_netns(c, d)
+            if s in ("exhaust", "leak"):
+                default_vs_full_scenario(c, d, s)  # issue 36
             if s == "bulk":
                 inflight_vs_netlink(c, d)
                 fentry_vs_tracepoints(c, d)
                 light_vs_tracepoints(c, d)
+                default_vs_full(c, d)  # issue 36
                 pp_stats_vs_ours(c, d)  # issue 25
     print("devmemtop: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0

@@ -170,6 +170,8 @@ import assert_lightscale  # noqa: E402  issue 25, benchmarks (on demand)
 SCENARIOS.update(assert_lightscale.SCENARIOS)
 import assert_ntf  # noqa: E402  issue 25, page-pool notifications
 SCENARIOS.update(assert_ntf.SCENARIOS)
+import assert_ynl  # noqa: E402  issue 34, ynltool as a second reader
+SCENARIOS.update(assert_ynl.SCENARIOS)
 
 
 TAINT_TEST = 1 << 18     # 'N': a KUnit suite ran

@@ -15,7 +15,8 @@
 # A regressed or inconclusive verdict is a finding, not a lab failure: the
 # exit status is non-zero only when compare itself failed (status 2) or a
 # comparison had no recordings. OUT/compare-summary.txt has one line per
-# comparison and metric.
+# comparison and metric, OUT/compare.md the same verdicts as a page
+# (compare_table.py; docs/results/lab-compare-*.md are its published copies).
 set -uo pipefail
 OUT=${1:?usage: compare.sh OUTDIR}
 DMT=${DEVMEMTOP_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/devmemtop}
@@ -58,11 +59,13 @@ run() {
 	python3 - "$f.json" "$name" <<'PY' | tee -a "$OUT/compare-summary.txt"
 import json, sys
 for m in json.load(open(sys.argv[1]))["metrics"]:
-    ci = m["ci"]
-    print("compare %s: %s:%s %s, n %d/%d, change %s [%s], p %s" % (
+    ci, rci = m["ci"], m.get("ratio_ci")
+    # the scale of the change (issue 39): ratio for positive metrics, never < -100 %
+    print("compare %s: %s:%s %s, n %d/%d, change %s [%s] %s%s, p %s" % (
         sys.argv[2], m["metric"], m["agg"], m["verdict"], m["base"]["n"], m["cand"]["n"],
         "-" if m["change"] is None else "%+.1f%%" % m["change"],
-        "-" if ci is None else "%+.1f, %+.1f" % tuple(ci),
+        "-" if ci is None else "%+.1f, %+.1f" % tuple(ci), m["change_scale"],
+        "" if rci is None else " x%.3g [%.3g, %.3g]" % (m["ratio"], rci[0], rci[1]),
         "-" if m["p"] is None else "%.3g" % m["p"]))
 PY
 }
@@ -100,5 +103,9 @@ if [ -d "$arm" ] && [ ! -f "$arm/skip.txt" ]; then
 		run "autorelease-$cell-rxsys" --values --better lower -- \
 			"$v-on-rx_sys_s_per_gib.txt" -- "$v-off-rx_sys_s_per_gib.txt"
 	done
+fi
+# the verdicts as one page (the docs link to its published copy in docs/results)
+if ls "$OUT"/compare-*.json >/dev/null 2>&1; then
+	python3 "$(dirname "$0")/compare_table.py" "$OUT" || failed=1
 fi
 exit $failed

@@ -24,9 +24,11 @@ mkdir -p "$stage"/{bin,dev,proc,sys,tmp,out,lab/bin,lab/guest,lab/scenarios}
 cp "$BUSYBOX" "$stage/bin/busybox"
 cp "$LAB_DIR/guest/init" "$stage/init"
 chmod 755 "$stage/init"
-cp "$LAB_DIR/guest/lib.sh" "$stage/lab/guest/"
+cp "$LAB_DIR/guest/lib.sh" "$LAB_DIR/guest/ksft.sh" "$stage/lab/guest/"
 cp "$LAB_DIR"/scenarios/*.sh "$stage/lab/scenarios/"
 cp "$TRAFFIC" "$stage/lab/bin/"
+# lab-hds (static): lab_net_setup turns header split on with it
+[ ! -x "$REPO_DIR/build/lab/lab-hds" ] || cp "$REPO_DIR/build/lab/lab-hds" "$stage/lab/bin/"
 
 # Copy a dynamic binary and every library ldd resolves for it.
 copy_with_libs() {
@@ -45,6 +47,13 @@ else
 	echo "devmemtop: not included ($DEVMEMTOP missing): its checks will SKIP" >&2
 fi
 
+# ynltool, the kernel's own page-pool stats reader (scenarios/ynl.sh), when
+# vmtest built it (scripts/lab/ynltool/build.sh)
+if [ -x "$REPO_DIR/build/lab/ynltool" ]; then
+	copy_with_libs "$REPO_DIR/build/lab/ynltool"
+	echo "ynltool: included" >&2
+fi
+
 # The independent peer (scenarios/ncdevmem.sh): ncdevmem from the pinned
 # source with lab-hds (scripts/lab/ncdevmem/build.sh), Debian's ethtool
 # behind the guest's ethtool wrapper, and a sudo that only runs its
@@ -61,7 +70,7 @@ if [ -x "$NCDEVMEM" ] && [ -x "$REPO_DIR/build/lab/lab-hds" ] && [ -x /usr/sbin/
 	copy_with_libs /usr/sbin/ethtool
 	mkdir -p "$stage/usr/sbin"
 	mv "$stage/lab/bin/ethtool" "$stage/usr/sbin/ethtool"
-	cp "$REPO_DIR/build/lab/lab-hds" "$REPO_DIR/build/lab/lab-mqrx" \
+	cp "$REPO_DIR/build/lab/lab-mqrx" \
 		"$LAB_DIR/guest/ethtool" "$LAB_DIR/guest/sudo" "$stage/lab/bin/"
 	echo "ncdevmem: included ($NCDEVMEM)" >&2
 else
@@ -79,6 +88,16 @@ if [ -d "$KSFT/tools/testing/selftests" ]; then
 	echo "selftests: included ($KSFT)" >&2
 else
 	echo "selftests: not included ($KSFT missing): their scenario will SKIP" >&2
+fi
+
+# Upstream's devmem selftests and their ncdevmem from the 7.3 source
+# (selftests/devmem-build.sh; scenarios/upstream.sh), same /usr over 9p
+KSFT73=$REPO_DIR/build/lab/ksft-7.3
+if [ -x "$KSFT73/tools/testing/selftests/drivers/net/hw/ncdevmem" ]; then
+	mkdir -p "$stage/lab/ksrc-7.3" "$stage/lab/ksft-bin"
+	cp -a "$KSFT73/." "$stage/lab/ksrc-7.3/"
+	cp "$LAB_DIR/guest/udevadm" "$stage/lab/ksft-bin/"
+	echo "devmem selftests (7.3): included ($KSFT73)" >&2
 fi
 
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp"

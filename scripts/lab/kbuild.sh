@@ -56,7 +56,7 @@ phashes=()
 for p in "${PATCHES[@]}"; do
 	phashes+=("$(sha256sum "$p" | cut -c1-16)")
 done
-key=$( { echo "$BASE_PKG $BASE_DEBVER recipe=$RECIPE cfg=$cfg_hash"
+key=$( { echo "$BASE_PKG $BASE_DEBVER${BASE_SHA256:+ $BASE_SHA256} recipe=$RECIPE cfg=$cfg_hash"
 	 printf '%s\n' "${phashes[@]}"; } | sha256sum | cut -c1-16)
 OUT=$CACHE_DIR/kbuild-$BASE_KVER-$key
 
@@ -76,7 +76,9 @@ flock 9	# one kernel build at a time: 2 cores
 cached && exit 0	# built by whoever held the lock
 ensure_src_repo
 
+# one work tree per series and variant (6.12's keeps its old name)
 WORK=$CACHE_DIR/kbuild-work${VARIANT:+-$VARIANT}
+[ "$LAB_SERIES" = 6.12 ] || WORK=$CACHE_DIR/kbuild-work-$BASE_KVER${VARIANT:+-$VARIANT}
 if [ ! -d "$WORK/.git" ]; then
 	log "$FLAVOR: cold build (new work tree $WORK)"
 	rm -rf "$WORK"
@@ -84,7 +86,7 @@ if [ ! -d "$WORK/.git" ]; then
 else
 	log "$FLAVOR: incremental build in $WORK (was: $(git -C "$WORK" log -1 --format=%s))"
 	git -C "$WORK" "${GIT_ID[@]}" am --abort >/dev/null 2>&1 || true
-	git -C "$WORK" fetch -q "$SRC_REPO" refs/tags/base:refs/tags/base 2>/dev/null || true
+	git -C "$WORK" "${GIT_ID[@]}" fetch -q "$SRC_REPO" refs/tags/base:refs/tags/base 2>/dev/null || true
 fi
 # Apply the series to an index of its own, commit the result, then move the
 # work tree to it in one checkout: git rewrites only the files that differ

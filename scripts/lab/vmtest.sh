@@ -54,8 +54,17 @@ done
 case $KERNELS in baseline|patched|all) ;; *) die "--kernel must be baseline, patched or all" ;; esac
 [ -z "$VARIANT" ] || [ -f "$PATCH_DIR/lab-$VARIANT.config" ] ||
 	die "--variant $VARIANT: no kernel-patches/lab-$VARIANT.config"
-[ -n "$OUT" ] || OUT=$REPO_DIR/build/lab/out${VARIANT:+-$VARIANT}
+# 6.12's results in build/lab/out, another series' in build/lab/out-SERIES
+[ "$LAB_SERIES" = 6.12 ] && sfx= || sfx=-$LAB_SERIES
+[ -n "$OUT" ] || OUT=$REPO_DIR/build/lab/out$sfx${VARIANT:+-$VARIANT}
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
+if [ ${#SCENARIOS[@]} -eq 0 ] && [ -f "$PATCH_DIR/scenarios" ]; then
+	# a series whose kernel runs only some scenarios (7.3 before its
+	# netdevsim devmem port) lists them
+	# (mapfile: "read" returns 1 at the end of its input without a newline,
+	# which stopped the script silently under set -e)
+	mapfile -t SCENARIOS < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCH_DIR/scenarios")
+fi
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
 	SCENARIOS=(bulk exhaust leak)
 	for f in "$LAB_DIR"/scenarios/*.sh; do
@@ -80,12 +89,32 @@ mkdir -p "$REPO_DIR/build" || die "cannot create $REPO_DIR/build"
 t=$(date +%s)
 make -s -C "$LAB_DIR/traffic" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_DIR/build/lab-traffic-build.log" ||
 	{ cat "$REPO_DIR/build/lab-traffic-build.log" >&2; die "building devmem-traffic failed"; }
-# ncdevmem (the kernel's devmem selftest server) from the pinned source
-"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
-	{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
+# lab-hds: every guest turns tcp-data-split on before it binds (guest/lib.sh)
+make -s -C "$LAB_DIR/ncdevmem" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_DIR/build/lab-hds-build.log" ||
+	{ cat "$REPO_DIR/build/lab-hds-build.log" >&2; die "building lab-hds failed"; }
+# ncdevmem (the kernel's devmem selftest server) from the pinned source,
+# for the scenarios that run it
+needs() { local s; for s in "$@"; do [[ " ${SCENARIOS[*]} " == *" $s "* ]] && return 0; done; return 1; }
+if needs ncdevmem nickit multiqueue netcons; then
+	"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
+		{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
+fi
+# ynltool from the 7.3 source (scenarios/ynl.sh), a second reader of the counters
+if needs ynl; then
+	"$LAB_DIR/ynltool/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ynltool-build.log" 2>&1 ||
+		{ tail -20 "$REPO_DIR/build/lab-ynltool-build.log" >&2; die "building ynltool failed"; }
+fi
+# upstream's devmem selftests and ncdevmem from the 7.3 source (scenarios/upstream.sh)
+if needs upstream; then
+	"$LAB_DIR/selftests/devmem-build.sh" "$REPO_DIR/build/lab" \
+		>"$REPO_DIR/build/lab-devmem-ksft-build.log" 2>&1 ||
+		{ tail -20 "$REPO_DIR/build/lab-devmem-ksft-build.log" >&2; die "building upstream's devmem selftests failed"; }
+fi
 # the kernel's Python selftests (scenarios/selftests.sh), unmodified from it
-"$LAB_DIR/selftests/fetch.sh" "$REPO_DIR/build/lab" ||
-	die "extracting the selftests from the pinned source failed"
+if needs selftests; then
+	"$LAB_DIR/selftests/fetch.sh" "$REPO_DIR/build/lab" ||
+		die "extracting the selftests from the pinned source failed"
+fi
 
 # Kernels: flavor -> build dir; patched is skipped when it equals baseline.
 declare -A KDIR
@@ -170,7 +199,19 @@ for f in "${flavors[@]}"; do
 	# the kernel's own selftests as a peer (scenarios/selftests.sh)
 	python3 "$LAB_DIR/assert_selftests.py" --dir "$d" --kernel "$f" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
+	# upstream's devmem.py as the judge, devmemtop beside it (scenarios/upstream.sh)
+	python3 "$LAB_DIR/assert_upstream.py" --dir "$d" --kernel "$f" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
 done
+
+# Which programs load and what each figure is, per kernel: one table,
+# generated from the avail scenario's outputs (fentry attaches in the guest)
+if needs avail; then
+	specs=()
+	for f in "${flavors[@]}"; do specs+=("$BASE_KVER $f=$OUT/$f/avail"); done
+	python3 "$LAB_DIR/avail_table.py" --fentry --out "$OUT/availability.md" "${specs[@]}" ||
+		failed=1
+fi
 
 # Baseline vs patched comparison of the series (issue #4's kseries scenario).
 if [ -x "$LAB_DIR/kseries-check.sh" ] && [[ " ${SCENARIOS[*]} " == *" kseries "* ]]; then

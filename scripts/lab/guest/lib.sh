@@ -32,6 +32,13 @@ lab_net_setup() {
 	rx_idx=$(cat /sys/class/net/$LAB_RX_IF/ifindex)
 	ip link set lo up
 	ip addr add $LAB_RX_ADDR/24 dev $LAB_RX_IF
+	# Header split on, as on a NIC a devmem server configures: 7.3's
+	# core refuses to bind a memory provider unless tcp-data-split was
+	# set "on" (netdevsim reports "on" before anyone set it, which does
+	# not count) with hds-thresh 0. 6.12 with 0010 starts with it on.
+	if command -v lab-hds >/dev/null; then
+		lab-hds $LAB_RX_IF on || echo "lab: tcp-data-split on $LAB_RX_IF failed"
+	fi
 
 	# The peer: a netns with the second netdevsim, kept by a sleeping shell.
 	rm -f /tmp/peer.ready
@@ -104,8 +111,9 @@ lab_wait_lines() {
 # by side in the background (the scenarios compare the modes at the same
 # points), and return once each printed its first snapshot (attached).
 # SPEC is NAME:MODE:INTERVAL[:OPTION...]: writes OUTDIR/NAME.json (one
-# snapshot a line) and OUTDIR/NAME.log; MODE full is the default mode (the
-# devmem tracepoints on the lab kernels), any other is `-m MODE`; OPTIONs
+# snapshot a line) and OUTDIR/NAME.log; MODE is `-m MODE` (full: every hook,
+# the devmem tracepoints on the patched kernel; devmem: the default since
+# issue 36, no program per regular page); OPTIONs
 # are passed on as words (e.g. light:500ms:--sampling:20ms/1s). Without
 # /lab/bin/devmemtop nothing starts (status 1) and the helpers below do
 # nothing. The instances, in SPEC order, are in LAB_DMT ("pid:OUTDIR/NAME
@@ -127,8 +135,7 @@ lab_dmt_modes() {
 		# MODE@peer: in the TX peer's netns (nsenter execs devmemtop: $! is its pid)
 		ns=
 		case $mode in *@peer) ns="nsenter -n -t $LAB_PEER_PID" mode=${mode%@peer} ;; esac
-		[ "$mode" = full ] && mode= || mode="-m $mode"
-		$ns devmemtop --json -i $ival $mode "$@" >$d/$name.json 2>$d/$name.log &
+		$ns devmemtop --json -i $ival -m $mode "$@" >$d/$name.json 2>$d/$name.log &
 		LAB_DMT="$LAB_DMT $!:$d/$name"
 	done
 	for p in $LAB_DMT; do
@@ -154,6 +161,31 @@ lab_dmt_next() {
 
 	for p in $LAB_DMT; do
 		lab_wait_lines ${p#*:}.json $(( $(wc -l <${p#*:}.json) + ${1:-1} ))
+	done
+}
+
+# lab_dmt_wait_freed [SECONDS]: until the newest complete snapshot of each
+# of lab_dmt_modes' instances lists no binding alive, SECONDS (20) at most.
+# A freed binding is listed once, freed, and then no more, so that point is
+# where each instance has reported every binding it saw freed; a binding
+# the kernel frees late (its free is a work item after the last reference)
+# is then in the output of both instances, not of the one whose last
+# snapshot happened to come after it. One that is never freed runs out the
+# bound, and the checks say which.
+lab_dmt_wait_freed() {
+	local p f i
+
+	for p in $LAB_DMT; do
+		f=${p#*:}.json
+		for i in $(seq $(( ${1:-20} * 5 ))); do
+			# the last line may be one being written: the one before it then
+			if [ -z "$(tail -c 1 $f)" ]; then
+				tail -n 1 $f
+			else
+				tail -n 2 $f | head -n 1
+			fi | grep -q '"alive":true' || break
+			sleep 0.2
+		done
 	done
 }
 

@@ -9,7 +9,12 @@
 # alongside with -m fentry: the same facts through fentry/fexit instead of
 # the devmem tracepoints, compared at the same idle point. A third runs
 # -m light (no per-page/per-niov program; counters read at snapshot time),
-# compared at the same point when it ran (devmemtop-light.rc).
+# compared at the same point when it ran (devmemtop-light.rc). A fourth runs
+# the default, -m devmem (issue 36: no program on the per-page tracepoints,
+# every devmem figure from devmem-only hooks): every devmem figure must
+# equal the full mode's at the same point, and its programs' run time per
+# devmem niov be no more than the full mode's (--bpf-stats on both: the
+# kernel's run_time_ns per program).
 # usage: bulk.sh OUTDIR   (in the lab guest; env LAB_BULK_SIZE=64M)
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -21,8 +26,8 @@ mkdir -p $D
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
 devmem-traffic pools --ifname $LAB_RX_IF >$D/pools-before.json
 # attached (a first snapshot printed) before the pool exists
-lab_dmt_modes $D devmemtop-live:full:500ms devmemtop-fentry:fentry:500ms \
-	devmemtop-light:light:500ms:--sampling:20ms/1s
+lab_dmt_modes $D devmemtop-live:full:500ms:--bpf-stats devmemtop-fentry:fentry:500ms \
+	devmemtop-light:light:500ms:--sampling:20ms/1s devmemtop-default:devmem:500ms:--bpf-stats
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect $SIZE --idle-timeout 10000 --linger 30000 \
 	>$D/rx.json 2>$D/rx.log &

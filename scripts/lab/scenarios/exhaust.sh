@@ -8,6 +8,9 @@
 # Beside the recording (full mode), a -m light devmemtop --json: its held
 # tokens, read at snapshot time, against the full mode's and the
 # receiver's own counts while it holds them all (assert_devmemtop.py).
+# A second one runs the default, -m devmem (issue 36): every devmem figure
+# must equal the recording's (full mode) once the binding is freed and its
+# pool destroyed, when nothing moves any more (assert_devmemtop.py).
 # usage: exhaust.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -15,7 +18,7 @@ D=${1:?usage: exhaust.sh OUTDIR}
 mkdir -p $D
 
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.before
-lab_dmt_modes $D devmemtop-light:light:500ms:-vv
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv devmemtop-default:devmem:500ms
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 2M \
 	--hold --idle-timeout 3000 >$D/rx.json 2>$D/rx.log &
 RX=$!
@@ -29,6 +32,8 @@ cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.after
 wait $TX
 echo $? >$D/tx.rc
 lab_wait_pool_gone $D/rx.json $D
+# binding freed, pool destroyed: in a snapshot of each before they stop
+lab_dmt_next 2
 lab_dmt_stop
 # the sender cannot complete here: 3 (incomplete) is the expected status
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 3 ]

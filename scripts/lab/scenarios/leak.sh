@@ -11,6 +11,9 @@
 # (assert_devmemtop.py). A second -m light devmemtop runs in the sender's
 # network namespace: its socket walk cannot see the receiver's sockets, so
 # the binding's held figures must be unknown there with that reason, never 0.
+# A third runs the default, -m devmem (issue 36): every devmem figure must
+# equal the recording's (full mode) once the binding is freed and its
+# zombie pool destroyed (assert_devmemtop.py).
 # usage: leak.sh OUTDIR
 . /lab/guest/lib.sh
 . $LAB_STATE
@@ -26,7 +29,8 @@ if [ -x /lab/bin/devmemtop ]; then
 	# attached (a first frame printed) before the binding exists
 	for i in $(seq 100); do [ -s $D/devmemtop-top.txt ] && break; sleep 0.1; done
 fi
-lab_dmt_modes $D devmemtop-light:light:500ms:-vv devmemtop-peerns:light@peer:500ms
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv devmemtop-peerns:light@peer:500ms \
+	devmemtop-default:devmem:500ms
 devmem-traffic rx --ifname $LAB_RX_IF --port $LAB_PORT --dmabuf-size 64M \
 	--expect 8M --leak --unbind-first --idle-timeout 10000 --linger 1500 \
 	>$D/rx.json 2>$D/rx.log &
@@ -38,6 +42,8 @@ echo $? >$D/tx.rc
 wait $RX
 echo $? >$D/rx.rc
 lab_wait_pool_gone $D/rx.json $D
+# binding freed, pool destroyed: in a snapshot of each before they stop
+lab_dmt_next 2
 lab_dmt_stop
 [ -z "$TOP" ] || { kill -INT $TOP; wait $TOP; }
 [ "$(cat $D/rx.rc)" = 0 ] && [ "$(cat $D/tx.rc)" = 0 ]

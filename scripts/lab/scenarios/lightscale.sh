@@ -67,7 +67,7 @@ s1=$(sched $LIGHT)
 echo "idle $a $b $s0 $s1" >$D/windows
 
 # 2. the hand-out, with the full mode attached
-devmemtop --json -i 1s >$D/full.json 2>$D/full.log &
+devmemtop --json -i 1s -m full >$D/full.json 2>$D/full.log &
 FULL=$!
 lab_wait_lines $D/full.json 2
 f0=$(lines $D/full.json)

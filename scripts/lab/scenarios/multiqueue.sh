@@ -34,7 +34,7 @@ ethtool -x $IF >$D/rss.txt 2>&1
 
 DMT=
 if [ -x /lab/bin/devmemtop ]; then
-	devmemtop --json -i 500ms >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
+	devmemtop --json -i 500ms -m full >$D/devmemtop-live.json 2>$D/devmemtop-live.log &
 	DMT=$!
 	lab_wait_lines $D/devmemtop-live.json 1
 fi

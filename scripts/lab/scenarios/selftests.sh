@@ -41,6 +41,7 @@
 #                               leave none: a devmemtop snapshot or two)
 # usage: selftests.sh OUTDIR
 . /lab/guest/lib.sh
+. /lab/guest/ksft.sh
 . $LAB_STATE
 D=${1:?usage: selftests.sh OUTDIR}
 K=/lab/ksrc/tools/testing/selftests
@@ -51,30 +52,6 @@ mkdir -p $D
 skip() {
 	echo "$*" | tee $D/skip
 	exit 0
-}
-
-# The chroot: a tmpfs with the host's /usr (Debian's merged-/usr links) and
-# the kernel's own file systems; /lab brings the tests and the udevadm shim.
-ksft_root() {
-	mkdir -p $R && mount -t tmpfs ksft $R || return 1
-	mkdir -p $R/usr $R/proc $R/sys $R/dev $R/tmp $R/run $R/var $R/lab $R/etc
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hostusr $R/usr ||
-		{ echo "cannot mount the 9p share hostusr (the host's /usr)"; return 1; }
-	for l in bin sbin lib lib64; do ln -s usr/$l $R/$l; done
-	ln -s ../run $R/var/run
-	mount -t proc proc $R/proc && mount -t sysfs sys $R/sys &&
-		mount -t debugfs debugfs $R/sys/kernel/debug &&
-		mount -t devtmpfs dev $R/dev && mount -o bind /lab $R/lab || return 1
-	for f in /usr/bin/python3 /usr/sbin/ip /usr/sbin/ethtool; do
-		[ -x $R$f ] || { echo "the host has no $f (scripts/lab/deps.sh)"; return 1; }
-	done
-	chroot $R /usr/bin/python3 -c 'import yaml' ||
-		{ echo "the host's python3 has no yaml (python3-yaml)"; return 1; }
-}
-
-in_root() {
-	chroot $R /usr/bin/env -i PATH=/lab/ksft-bin:/usr/sbin:/usr/bin HOME=/tmp \
-		PYTHONDONTWRITEBYTECODE=1 "$@"
 }
 
 max_ifindex() {

@@ -20,7 +20,9 @@
 # tokens held for LAB_SWEEP_HOLD_MS (1500) after the last byte (--hold-for,
 # outside its CPU figures), and one -m light devmemtop --json runs
 # through all runs: light's held tokens against each run's recording and
-# the tool's counts in that time (assert_devmemtop.py).
+# the tool's counts in that time (assert_devmemtop.py). Beside it the
+# default, -m devmem (issue 36): each run's binding's every devmem figure
+# must equal that run's recording's (full mode) at its free.
 #
 # A kernel that does not know the attribute (baseline) refuses the first
 # bind; the refusal is recorded (probe.rc, probe.log) and the sweep is
@@ -76,7 +78,7 @@ if [ "$(cat $D/probe.rc)" != 0 ]; then
 fi
 lab_wait_pool_gone $D/probe.json $D
 
-lab_dmt_modes $D devmemtop-light:light:500ms:-vv
+lab_dmt_modes $D devmemtop-light:light:500ms:-vv devmemtop-default:devmem:500ms
 rc=0
 for rep in $(seq $REPS); do
 	for size in $SIZES; do
@@ -94,6 +96,8 @@ for rep in $(seq $REPS); do
 		[ "$(cat $o/rx.rc 2>/dev/null)" = 0 ] || rc=1
 	done
 done
+# the last run's binding freed: in a snapshot of each before they stop
+lab_dmt_next 2
 lab_dmt_stop
 cat /sys/class/net/$LAB_RX_IF/statistics/rx_dropped >$D/rx_dropped.after
 exit $rc

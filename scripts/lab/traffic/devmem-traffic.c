@@ -7,6 +7,11 @@
  *          payload byte through the dmabuf mmap, return the tokens
  *   tx     connect and send a known byte pattern
  *   pools  print the page pools (netdev genl page-pool-get) as JSON
+ *   txdm   devmem TX (7.x): bind a udmabuf holding the pattern with bind-tx,
+ *          connect, try one send naming no TX binding and one past the end
+ *          of the dma-buf (both must be refused), then send the whole
+ *          dma-buf with sendmsg(SCM_DEVMEM_DMABUF, MSG_ZEROCOPY)
+ *   sink   accept one TCP connection, read and verify the pattern until EOF
  *   udp-recv  write the payload of every UDP datagram to a port to stdout
  *          until SIGINT/SIGTERM (the netcons scenario's netconsole peer:
  *          the guest's busybox nc has no UDP)
@@ -1369,6 +1374,28 @@ bad_value:
  * down the write side. Returns the socket (the caller waits for the
  * receiver's close on it) or -1; *@sent: bytes sent.
  */
+static int parse_addr(const char *addr, unsigned int port, struct sockaddr_storage *ss,
+		      socklen_t *salen)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		*salen = sizeof(*sin);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		*salen = sizeof(*sin6);
+		return 0;
+	}
+	return -1;
+}
+
 static int tx_send(const struct sockaddr_storage *ss, socklen_t salen,
 		   long long total, unsigned int seed, unsigned int timeout_s,
 		   uint64_t *sent)
@@ -1435,8 +1462,6 @@ static int cmd_tx(int argc, char **argv)
 		{}
 	};
 	struct sockaddr_storage ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 	unsigned int seed = 0, timeout_s = 30, portnum = 0, conns = 1, i, n = 0;
 	unsigned int resets = 0;
 	const char *addr = NULL;
@@ -1495,16 +1520,7 @@ static int cmd_tx(int argc, char **argv)
 		return 2;
 	}
 	/* numeric addresses only: no resolver in a static binary */
-	memset(&ss, 0, sizeof(ss));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(portnum);
-		salen = sizeof(*sin);
-	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(portnum);
-		salen = sizeof(*sin6);
-	} else {
+	if (parse_addr(addr, portnum, &ss, &salen)) {
 		err_msg("tx: bad address '%s' (numeric IPv4/IPv6)", addr);
 		return 2;
 	}
@@ -1625,9 +1641,228 @@ out:
 	return ret;
 }
 
+
+/* ---- devmem TX and its sink ---- */
+
+/* NETDEV_CMD_BIND_TX: the binding lives as long as @ctx->sk stays open */
+static int bind_tx(struct nl_ctx *ctx, int ifindex, int dmabuf_fd, unsigned int *binding_id)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int err;
+
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx->family, 0, 0,
+			 DT_NETDEV_CMD_BIND_TX, 1) ||
+	    nla_put_u32(msg, DT_NETDEV_A_DMABUF_IFINDEX, ifindex) ||
+	    nla_put_u32(msg, DT_NETDEV_A_DMABUF_FD, dmabuf_fd)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	*binding_id = 0;
+	nl_socket_modify_cb(ctx->sk, NL_CB_VALID, NL_CB_CUSTOM, bind_reply_cb, binding_id);
+	ctx->error = 0;
+	err = nl_send_sync(ctx->sk, msg);
+	if (ctx->error)
+		return ctx->error;
+	if (err < 0)
+		return -EIO;
+	return *binding_id ? 0 : -ENODATA;
+}
+
+/* one sendmsg of @len bytes at dma-buf offset @off, naming dma-buf @id */
+static ssize_t devmem_send(int fd, unsigned int id, size_t off, size_t len)
+{
+	char ctl[CMSG_SPACE(sizeof(__u32))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)off, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	__u32 v = id;
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = DT_SCM_DEVMEM_DMABUF;
+	cm->cmsg_len = CMSG_LEN(sizeof(v));
+	memcpy(CMSG_DATA(cm), &v, sizeof(v));
+	return sendmsg(fd, &msg, MSG_ZEROCOPY | MSG_NOSIGNAL);
+}
+
+static int cmd_txdm(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "ifname", required_argument, NULL, 'i' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "dmabuf-size", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	unsigned int portnum = 0, seed = 0, id = 0, calls = 0;
+	const char *ifname = NULL, *addr = NULL;
+	long long size = 256 * 1024;
+	int c, ifindex, fd = -1, one = 1, rc = 1, err;
+	int e_unbound = 0, e_range = 0;
+	struct udmabuf ub = { .memfd = -1, .fd = -1, .map = MAP_FAILED };
+	struct sockaddr_storage ss;
+	struct nl_ctx nl = { 0 };
+	uint8_t *pat = NULL;
+	uint64_t sent = 0;
+	socklen_t salen;
+	char b;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'i': ifname = optarg; break;
+		case 'a': addr = optarg; break;
+		case 'p':
+			if (parse_uint(optarg, 65535, &portnum) || !portnum) {
+				err_msg("txdm: bad port '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			size = parse_size(optarg);
+			if (size < 4096 || size % 4096) {
+				err_msg("txdm: bad dma-buf size '%s' (pages)", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (parse_uint(optarg, 255, &seed)) {
+				err_msg("txdm: bad seed '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			printf("usage: %s txdm --ifname IF --addr A --port P [--dmabuf-size SIZE] [--seed N]\n"
+			       "  sends the whole dma-buf (SIZE, default 256K) once, after one send\n"
+			       "  naming no TX binding and one past its end, both of which must fail;\n"
+			       "  prints {\"role\":\"txdm\",\"binding_id\",\"bytes\",\"sendmsg_calls\",...}\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc || !ifname || !addr || !portnum) {
+		err_msg("txdm: --ifname, --addr and --port are required");
+		return 2;
+	}
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex || parse_addr(addr, portnum, &ss, &salen)) {
+		err_msg("txdm: no interface '%s' or bad address '%s'", ifname, addr);
+		return 2;
+	}
+	pat = malloc(size);
+	if (!pat || udmabuf_create(&ub, size))
+		goto out;
+	for (long long i = 0; i < size; i++)
+		pat[i] = pattern_byte(i, seed);
+	if (pwrite(ub.memfd, pat, size, 0) != size) {
+		err_msg("txdm: writing the pattern: %s", strerror(errno));
+		goto out;
+	}
+	err = nl_ctx_open(&nl);
+	if (!err)
+		err = bind_tx(&nl, ifindex, ub.fd, &id);
+	if (err) {
+		err_msg("txdm: bind-tx on %s: %s%s%s", ifname, strerror(-err),
+			nl.extack[0] ? ": " : "", nl.extack);
+		goto out;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) ||
+	    connect(fd, (struct sockaddr *)&ss, salen)) {
+		err_msg("txdm: socket/connect: %s", strerror(errno));
+		goto out;
+	}
+	/* no TX binding of that id: EINVAL, nothing queued */
+	if (devmem_send(fd, id + 1000, 0, 64) >= 0) {
+		err_msg("txdm: a send naming dma-buf %u (not bound) was taken", id + 1000);
+		goto out;
+	}
+	e_unbound = errno;
+	/* past the end of the dma-buf: EFAULT */
+	if (devmem_send(fd, id, size, 64) >= 0) {
+		err_msg("txdm: a send at offset %lld (the dma-buf's end) was taken", size);
+		goto out;
+	}
+	e_range = errno;
+	calls++;
+	while (sent < (uint64_t)size) {
+		size_t len = size - sent < 16384 ? size - sent : 16384;
+		ssize_t n = devmem_send(fd, id, sent, len);
+
+		if (n < 0 && (errno == EINTR || errno == ENOBUFS || errno == EAGAIN)) {
+			wait_ms(10);
+			continue;
+		}
+		if (n <= 0) {
+			err_msg("txdm: sendmsg after %" PRIu64 " bytes: %s", sent,
+				n < 0 ? strerror(errno) : "0");
+			goto out;
+		}
+		calls++;
+		sent += n;
+	}
+	shutdown(fd, SHUT_WR);
+	/* the sink closes once it has read everything */
+	if (recv(fd, &b, 1, 0) != 0) {
+		err_msg("txdm: the sink did not close after %" PRIu64 " bytes", sent);
+		goto out;
+	}
+	rc = 0;
+out:
+	printf("{\"role\":\"txdm\",\"binding_id\":%u,\"bytes\":%" PRIu64 ",\"sendmsg_calls\":%u,"
+	       "\"unbound_errno\":%d,\"range_errno\":%d,\"complete\":%s}\n", id, sent, calls,
+	       e_unbound, e_range, rc ? "false" : "true");
+	if (fd >= 0)
+		close(fd);
+	nl_ctx_close(&nl);	/* unbinds */
+	udmabuf_destroy(&ub);
+	free(pat);
+	return rc;
+}
+
+static int cmd_sink(int argc, char **argv)
+{
+	unsigned int portnum = 0, seed = 0;
+	uint64_t got = 0, bad = 0;
+	uint8_t buf[65536];
+	int fd;
+
+	if (argc < 3 || strcmp(argv[1], "--port") || parse_uint(argv[2], 65535, &portnum) ||
+	    !portnum || (argc == 5 && (strcmp(argv[3], "--seed") ||
+				       parse_uint(argv[4], 255, &seed))) ||
+	    (argc != 3 && argc != 5)) {
+		err_msg("usage: %s sink --port P [--seed N]", prog);
+		return 2;
+	}
+	fd = listen_and_accept(portnum, 60000);
+	if (fd < 0)
+		return 1;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			bad += buf[i] != pattern_byte(got + i, seed);
+		got += n;
+	}
+	close(fd);
+	printf("{\"role\":\"sink\",\"bytes\":%" PRIu64 ",\"mismatches\":%" PRIu64 "}\n", got, bad);
+	return bad ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s rx|tx|pools|udp-recv [options]   (%s CMD --help)\n",
+	fprintf(f, "usage: %s rx|tx|txdm|sink|pools|udp-recv [options]   (%s CMD --help)\n",
 		prog, prog);
 }
 
@@ -1648,6 +1883,10 @@ int main(int argc, char **argv)
 		return cmd_tx(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "pools"))
 		return cmd_pools(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "txdm"))
+		return cmd_txdm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sink"))
+		return cmd_sink(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "udp-recv"))
 		return cmd_udp_recv(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -69,5 +69,7 @@ struct dt_dmabuf_token {
 
 #define DT_NETDEV_CMD_PAGE_POOL_GET	5
 #define DT_NETDEV_CMD_BIND_RX		13
+/* devmem TX (6.14+): bind-tx takes the ifindex and the dma-buf fd */
+#define DT_NETDEV_CMD_BIND_TX		15
 
 #endif /* DEVMEM_UAPI_H */

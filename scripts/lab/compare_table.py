@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""compare_table.py OUT [--kernel-label LABEL]: the lab's compare verdicts as
+one markdown page, OUT/compare.md, written by scripts/lab/compare.sh from
+the OUT/compare-*.json and OUT/autorelease-*.json that `devmemtop compare`
+wrote. The page is the evidence the docs link to (docs/results/): it names
+the command that made it, the kernels and the machine, and gives every
+verdict with its interval on the metric's own scale (ratio for a positive
+metric, issue 39), never a figure typed by hand.
+
+Exit status 0 when the page was written, 2 on bad input (said in one line).
+"""
+import glob
+import json
+import os
+import platform
+import sys
+import time
+
+# what each comparison is, for the reader of the page
+WHAT = {
+    "kernels": "baseline vs patched kernel, scenario `repeat` (5 runs of "
+               "16 MiB a kernel; the kernels boot one after the other)",
+    "sweep": "rx-page-size A vs B on the patched kernel, scenario `sweep` "
+             "(5 runs of 48 MiB a size, sizes alternating)",
+    "autorelease": "SO_DEVMEM_AUTORELEASE on (6.12's behaviour) vs off, "
+                   "scenario `autorelease-measure` (patched kernel)",
+}
+
+
+def fmt(v, spec="%.3g"):
+    return "-" if v is None else spec % v
+
+
+def row(name, m):
+    """One verdict: its scale says how to read the interval."""
+    if m.get("change_scale") == "ratio" and m.get("ratio_ci"):
+        lo, hi = m["ratio_ci"]
+        iv = "x%s [%s, %s]" % (fmt(m.get("ratio")), fmt(lo), fmt(hi))
+    elif m.get("ci"):
+        iv = "%+.1f %% [%+.1f, %+.1f]" % (m["change"], m["ci"][0], m["ci"][1])
+    else:
+        iv = "-"
+    agg = m.get("agg") or ""
+    metric = m["metric"] + (":" + agg if agg and agg != "value" else "")
+    return "| %s | `%s` | **%s** | %s | %s | %s | %d / %d | %s / %s |" % (
+        name, metric, m["verdict"], fmt(m.get("change"), "%+.1f %%"), iv,
+        fmt(m.get("p")), m["base"]["n"], m["cand"]["n"],
+        fmt(m["base"].get("median")), fmt(m["cand"].get("median")))
+
+
+def order(item):
+    """sweep-4k-16k before sweep-16k-32k: by the sizes, then the name."""
+    parts = item[0].split("-")
+    sizes = [int(p[:-1]) for p in parts if p[:-1].isdigit() and p.endswith("k")]
+    return (sizes, item[0])
+
+
+def kernel_of(out, side):
+    for p in sorted(glob.glob(os.path.join(out, side, "*", "uname"))):
+        with open(p) as f:
+            return f.read().strip()
+    return None
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1].startswith("-"):
+        print("usage: compare_table.py OUT", file=sys.stderr)
+        return 2
+    out = argv[1]
+    files = sorted(glob.glob(os.path.join(out, "compare-*.json")) +
+                   glob.glob(os.path.join(out, "autorelease-*.json")))
+    groups = {}
+    for f in files:
+        name = os.path.basename(f)[:-len(".json")]
+        name = name[len("compare-"):] if name.startswith("compare-") else name
+        try:
+            with open(f) as fh:
+                d = json.load(fh)
+            metrics = d["metrics"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print("compare_table.py: %s: not a devmemtop compare JSON (%s)" % (f, e),
+                  file=sys.stderr)
+            return 2
+        groups.setdefault(name.split("-")[0], []).append((name, metrics))
+    if not groups:
+        print("compare_table.py: no compare-*.json in %s (did compare.sh run?)" % out,
+              file=sys.stderr)
+        return 2
+
+    lines = [
+        "# The lab's compare verdicts",
+        "",
+        "Made by: `scripts/lab/vmtest.sh` (do not edit: run it again). "
+        "`scripts/lab/compare.sh` runs `devmemtop compare` on the lab's repeated runs "
+        "and `scripts/lab/compare_table.py` writes this page from its JSON; "
+        "how to read a verdict: [docs/compare.md](../compare.md).",
+        "",
+        "| fact | value |",
+        "|---|---|",
+        "| compared | %s (the compare JSON's time) |"
+        % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(max(map(os.path.getmtime, files)))),
+        "| baseline kernel | `%s` |" % (kernel_of(out, "baseline") or "-"),
+        "| patched kernel | `%s` |" % (kernel_of(out, "patched") or "-"),
+        "| host | %d cores, kernel %s; the guests run under QEMU TCG, so CPU "
+        "figures are the emulator's, useful side by side only |"
+        % (os.cpu_count() or 0, platform.release()),
+        "",
+        "Every metric here is positive, so the interval is the ratio "
+        "candidate / base with its 95 % interval (`xR [lo, hi]`); p is the "
+        "exact Mann-Whitney U test of 5 runs against 5. A regressed or "
+        "inconclusive verdict is a finding, not a lab failure.",
+    ]
+    for g in ("kernels", "sweep", "autorelease"):
+        if g not in groups:
+            continue
+        lines += ["", "## %s" % g, "", WHAT[g], "",
+                  "| comparison | metric | verdict | change of the median | interval "
+                  "| p | n base / cand | median base / cand |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, metrics in sorted(groups[g], key=order):
+            lines += [row(name, m) for m in metrics]
+    path = os.path.join(out, "compare.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("compare: table written to %s" % path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
