@@ -18,7 +18,7 @@
 #
 # usage: bench/bystander.sh [ROUNDS] [SECONDS]   (root; default 5 rounds of 5 s;
 #        make bench-bystander)
-# BYST_MODES   modes to attach (default "auto light"; -m values of devmemtop,
+# BYST_MODES   modes to attach (default "full light"; -m values of devmemtop,
 #              and "sham": a sleeping process pinned where devmemtop runs,
 #              attached to nothing: the control for what is not BPF)
 # BYST_SETTLE  seconds between attaching (or detaching) and measuring (3)
@@ -42,7 +42,7 @@ source "$(dirname "$0")/../tests/integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
-MODES=(${BYST_MODES:-auto light})
+MODES=(${BYST_MODES:-full light})
 SIZE=${BYST_SIZE:-64}
 SETTLE=${BYST_SETTLE:-3}
 OUT=${BYST_OUT:-$TOP/build/bench/bystander-runs}

@@ -142,6 +142,23 @@ stat("Leaked niovs (since exporter start)", [tgt(f'sum(devmemtop_leaked_niovs_to
 stat("Outstanding at unbind", [tgt(f'sum(devmemtop_binding_unbind_outstanding_niovs{{{B}}})', "at unbind")],
      thresholds=[{"color": "green", "value": None}, {"color": "orange", "value": 1}])
 
+row("Devmem TX bindings")
+x[0] = 0
+ts("TX bytes and sends", [
+    tgt(f'sum by (ifname, binding_id) (rate(devmemtop_binding_tx_bytes_total{{{B}}}[{RI}]))', "bytes {{ifname}}/{{binding_id}}", "A"),
+    tgt(f'sum by (ifname, binding_id) (rate(devmemtop_binding_tx_sendmsg_calls_total{{{B}}}[{RI}]))', "sendmsg {{ifname}}/{{binding_id}}", "B"),
+   ], unit="Bps", desc="Devmem TX (7.x bind-tx): bytes sent from each TX binding (axis) and its sendmsg calls."
+                        " RX bindings have no TX series.")
+ts("TX send errors and niov references in flight", [
+    tgt(f'sum by (ifname, binding_id) (rate(devmemtop_binding_tx_errors_total{{{B}}}[{RI}]))', "refused {{ifname}}/{{binding_id}}", "A"),
+    tgt(f'sum(rate(devmemtop_devmem_tx_no_binding_total{{{I}}}[{RI}]))', "no TX binding", "B"),
+    tgt(f'devmemtop_binding_tx_niov_refs{{{B}}}', "refs {{ifname}}/{{binding_id}}", "C"),
+   ], desc="Sends a TX binding refused (an offset past its dma-buf, a route to another device),"
+           " sends naming no TX binding, and the skb references on its niovs now.")
+heat("TX niov send-to-release time",
+     f'sum by (le) (increase(devmemtop_binding_tx_ref_time_seconds_bucket{{{B}}}[{RI}]))', "s", w=24,
+     desc="Per TX niov: from its first skb reference (the send) to its last (the skb freed after the device read it).")
+
 row("Page pools")
 x[0] = 0
 heat("Refill batch size", [
