@@ -86,7 +86,7 @@ TEST_BINS	:= $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 .PHONY: all clean install uninstall check check-all test run demo unit-tests integration-tests vmtest kseries-build \
 	asan asan-unit-tests golden-update \
 	test-assets bench-assets \
-	bench bench-bystander fuzz deps deb
+	bench bench-bystander evidence fuzz deps deb
 
 all: check-libs $(OUTPUT)/devmemtop
 
@@ -185,6 +185,16 @@ bench: all bench-assets
 # What devmemtop costs TCP traffic that is not devmem (docs/tokens.md, Bystander cost)
 bench-bystander: all bench-assets
 	$(Q)bench/bystander.sh
+
+# Every bench once, each writing its page under docs/results/ (bench/results.sh):
+# the figures the docs quote, made again. Root, the host bed, a quiet machine
+# (about 40 min); one bench: bench/results.sh NAME [ARGS].
+evidence: all bench-assets
+	$(Q)bench/results.sh overhead 3 6
+	$(Q)BENCH_THROUGHPUT=0 bench/results.sh regular 5 4
+	$(Q)bench/results.sh light 10 10 50 100
+	$(Q)bench/results.sh light-scale
+	$(Q)BYST_MODES="light devmem" BYST_SLICES=60 bench/results.sh bystander 0
 
 # the lab's verdict logic, tested on the host (Python, no VM)
 LAB_PY_TESTS := tests/lab/test_labcheck.py tests/lab/test_autorelease.py tests/lab/test_lightheld.py \
