@@ -28,7 +28,7 @@
 #
 # usage: bench/light.sh [SECONDS] [PERCENTS...]  (root; default 10 s at 10 50 100)
 # LIGHT_SAMPLING=W/P: --sampling for light mode (default: none, the mode's own
-# default, 120ms/60s since 2026-12-02; 20ms/10s before).
+# default, 120ms/60s).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 SECS=${1:-10}

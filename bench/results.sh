@@ -39,10 +39,12 @@ if [ "$rc" = 77 ] || [ "$rc" = 2 ]; then
 	exit "$rc"
 fi
 verdict=$(grep -E '^(PASS|FAIL): ' "$log" | tail -1)
+# the benches' goal lines (MET/MISSED, "goal ...: met"), repeated at the top
+goals=$(grep -E '\b(MET|MISSED)\b|goal' "$log" | grep -v '^#' | sed 's/^ *//')
 # the header comment's first sentence says what the bench measures
 title=$(awk 'NR < 3 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "bench/$name.sh" |
 	paste -sd' ' | sed 's/[.:]\( \|$\).*/./')
-settings=$(env | grep -E '^(BENCH|BYST|LIGHT|TB|SCALE|REG)_[A-Z_]*=' | grep -v '^BENCH_TAG=' | sort | sed 's/^/`/; s/$/`/' | paste -sd' ')
+settings=$(env | grep -E '^(BENCH|BYST|LIGHT|TB|SCALE|REG|DEVMEMTOP)_[A-Z_]*=' | grep -v '^BENCH_TAG=' | sort | sed 's/^/`/; s/$/`/' | paste -sd' ')
 mkdir -p "$TOP/docs/results"
 {
 	echo "# bench/$name.sh${tag:+ ($tag)}"
@@ -59,6 +61,14 @@ mkdir -p "$TOP/docs/results"
 	echo "| machine | $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, kernel $(uname -r) |"
 	echo "| load average at start, at end | $load0; $(cut -d' ' -f1-3 /proc/loadavg) |"
 	echo
+	if [ -n "$goals" ]; then
+		echo "The goals' lines:"
+		echo
+		echo '```text'
+		echo "$goals"
+		echo '```'
+		echo
+	fi
 	echo "What the bench printed:"
 	echo
 	echo '```text'

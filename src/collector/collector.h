@@ -57,9 +57,9 @@ struct collector_opts {
 /*
  * Light and devmem modes' default sampling: a 0.2 % duty cycle in few, long
  * windows. Every window attaches and detaches the per-page tracepoints, a
- * fixed cost per window (about 7 ms of CPU on a Firecracker guest: static
- * key and static call patching with IPIs), so 120ms/60s costs a sixth of
- * 20ms/10s at the same duty (docs/light-mode.md).
+ * fixed cost per window (static key and static call patching with IPIs,
+ * whatever the traffic), so 120ms/60s pays it a sixth as often as 20ms/10s
+ * at the same duty (docs/light-mode.md).
  */
 #define DMT_LIGHT_WINDOW_MS	120
 #define DMT_LIGHT_PERIOD_MS	60000
