@@ -97,7 +97,7 @@ time.sleep(86400)' "$LIGHT_TCP_CONNS" >"$TMPD/conns.n" &
 	for _ in $(seq 100); do [ -s "$TMPD/conns.n" ] && break; sleep 0.1; done
 	log "idle loopback TCP sockets for the iterator: $(cat "$TMPD/conns.n")"
 fi
-"${pin[@]}" "$DMT" --json -i 1s >/dev/null 2>"$TMPD/full.err" &
+"${pin[@]}" "$DMT" -m full --json -i 1s >/dev/null 2>"$TMPD/full.err" &
 full=$!; _TB_PIDS+=($full)
 "${pin[@]}" "$DMT" --json -i 1s -m light -vv "${sampling[@]}" >"$TMPD/light.json" 2>"$TMPD/light.err" &
 light=$!; _TB_PIDS+=($light)

@@ -25,7 +25,8 @@ bench_bpf_stats_on
 
 
 testbed_up
-"$DMT" --json -i 1s >/dev/null 2>"$TMPD/dmt.err" &
+# the full mode: the one that runs the hot-path programs on every page
+"$DMT" -m full --json -i 1s >/dev/null 2>"$TMPD/dmt.err" &
 dmt=$!; _TB_PIDS+=($dmt)
 "$ATTACH" "$EMPTY" >"$TMPD/empty.out" 2>&1 &
 empty=$!; _TB_PIDS+=($empty)
