@@ -40,7 +40,11 @@ if [ "$rc" = 77 ] || [ "$rc" = 2 ]; then
 fi
 verdict=$(grep -E '^(PASS|FAIL): ' "$log" | tail -1)
 # the benches' goal lines (MET/MISSED, "goal ...: met"), repeated at the top
-goals=$(grep -E '\b(MET|MISSED)\b|goal' "$log" | grep -v '^#' | sed 's/^ *//')
+# a "goal ..." line alone (bystander's) is named by the line before it
+goals=$(awk '/^#/ { next }
+	/^ *goal/ { l = prev; sub(/ *[(:].*/, "", l); sub(/^ */, ""); print l ": " $0; prev = $0; next }
+	/(^|[^A-Za-z])(MET|MISSED)([^A-Za-z]|$)|goal/ { sub(/^ */, ""); print }
+	{ prev = $0 }' "$log")
 # the header comment's first sentence says what the bench measures
 title=$(awk 'NR < 3 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "bench/$name.sh" |
 	paste -sd' ' | sed 's/[.:]\( \|$\).*/./')
