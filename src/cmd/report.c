@@ -353,7 +353,8 @@ static void print_tokens(const struct report *r)
 		if (run->held_by_sockets >= 0)
 			snprintf(mn, sizeof(mn), "%lld", (long long)run->held_by_sockets);
 		/* light mode: what is held now is walked, no hand-out history */
-		if (r->glob.avail[DMT_M_BIND_TOKEN_EVENTS].available) {
+		if (r->glob.avail[DMT_M_BIND_TOKEN_EVENTS].available &&
+		    dmt_binding_tok_counts_known(b)) {
 			snprintf(hd, sizeof(hd), "%llu", (unsigned long long)run->tok_handed);
 			snprintf(rt, sizeof(rt), "%llu", (unsigned long long)run->tok_returned);
 			snprintf(rl, sizeof(rl), "%llu", (unsigned long long)run->tok_released);

@@ -35,6 +35,7 @@ struct prog_state {
 	bool ran;		/* attached now or once (light windows): has run stats */
 	uint64_t run_time_ns;	/* as read last (they move only while stats are on) */
 	uint64_t run_cnt;
+	uint64_t misses;	/* runs the kernel skipped (recursion_misses) */
 };
 
 struct collector {
@@ -54,6 +55,7 @@ struct collector {
 	int stats_fd;
 	int stats_sysctl_fd;	/* /proc/sys/kernel/bpf_stats_enabled, kept open */
 	bool stats_were_on;	/* BPF stats on at the last snapshot (sysctl or stats_fd) */
+	uint64_t tok_misses;	/* runs of the token programs the kernel skipped */
 	enum dmt_attach_mode mode;
 	struct prog_state ps[DMT_H__COUNT];
 	struct dmt_attach_result ar;	/* what attached: availability's input */

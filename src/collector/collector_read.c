@@ -498,11 +498,46 @@ static int tokens_aggregate(struct collector *c, uint64_t ts)
 	return err;
 }
 
+/*
+ * Runs of the frag token programs the kernel skipped. A program is not run
+ * where it would nest in a run of itself on the same CPU: two threads on
+ * one CPU in SO_DEVMEM_DONTNEED, one preempted inside the program, is
+ * enough (seen in the 7.3 lab's race scenario: a twentieth of the DONTNEED
+ * calls went unseen). The kernel counts those misses whether or not BPF
+ * stats are on; a token event missed makes the binding's token figures
+ * wrong, so they are read every snapshot (a few programs, tracked modes
+ * only).
+ */
+static void read_tok_misses(struct collector *c)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < DMT_H__COUNT; i++) {
+		struct prog_state *st = &c->ps[i];
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		enum dmt_hook_group g = dmt_hooks[i].group;
+
+		if ((g != DMT_HG_TOK_TP && g != DMT_HG_TOK_FENTRY && g != DMT_HG_TOK) ||
+		    !st->ran || !c->ar.hook[i].attached)
+			continue;
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(st->prog), &info, &len))
+			st->misses = info.recursion_misses;
+		sum += st->misses;
+	}
+	if (sum > c->tok_misses)
+		coll_log(c, 1, "frag token programs: %llu runs skipped by the kernel (nested on a CPU): "
+			 "token figures unknown from now on", (unsigned long long)sum);
+	c->tok_misses = sum;
+}
+
 int read_tokens(struct collector *c, struct dmt_snapshot *s)
 {
 	__u32 zero = 0;
 	int err;
 
+	if (!c->ar.tok_iter && dmt_tokens_tracked(&c->ar))
+		read_tok_misses(c);
 	memset(&c->tok_stats, 0, sizeof(c->tok_stats));
 	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.tok_stats), &zero, &c->tok_stats);
 	tok_cost_from_bpf(&s->tok_cost, &c->tok_stats);
@@ -566,6 +601,10 @@ static void binding_held(const struct collector *c, struct dmt_binding_snap *b,
 	 */
 	if (v->tok_lost || (c->ar.tok_fallback && c->tok_stats.holders_full)) {
 		b->held_why = DMT_HELD_MAP_FULL;
+		return;
+	}
+	if (c->tok_misses) {
+		b->held_why = DMT_HELD_MISSED_RUNS;
 		return;
 	}
 	if (c->ar.tok_fallback && (c->tok_stats.dontneed_mismatch || c->tok_stats.no_socket)) {

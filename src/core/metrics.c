@@ -56,6 +56,12 @@ static bool binding_is_tx(const void *o)
 	return ((const struct dmt_binding_snap *)o)->tx;
 }
 
+/* token counts with events missed: unknown, as held_tokens (held_reason says why) */
+static bool binding_tok_counts_known(const void *o)
+{
+	return dmt_binding_tok_counts_known(o);
+}
+
 static bool pool_counters_known(const void *o)
 {
 	return !((const struct dmt_pool_snap *)o)->counters_unknown;
@@ -426,24 +432,28 @@ const struct mdef mdefs[] = {
 	  .prom = "devmemtop_binding_socket_held_tokens", .gate = true, .rec_tag = 4 },
 	{ "binding.tokens_handed", MT_COUNTER, MU_NIOVS,
 	  "Frag tokens of the binding handed to user space by recvmsg.",
-	  F(tok_handed, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS, .json = "tokens_handed",
+	  F(tok_handed, MR_U64), .known = binding_tok_counts_known,
+	  .avail = DMT_M_BIND_TOKEN_EVENTS, .json = "tokens_handed",
 	  .prom = "devmemtop_binding_tokens_handed_total", .gate = true, .rec_tag = 5,
 	  .positive = true },
 	{ "binding.tokens_returned", MT_COUNTER, MU_NIOVS,
 	  "Frag tokens of the binding returned with SO_DEVMEM_DONTNEED.",
-	  F(tok_returned, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS,
+	  F(tok_returned, MR_U64), .known = binding_tok_counts_known,
+	  .avail = DMT_M_BIND_TOKEN_EVENTS,
 	  .json = "tokens_returned", .prom = "devmemtop_binding_tokens_returned_total",
 	  .gate = true, .rec_tag = 6 },
 	{ "binding.tokens_released", MT_COUNTER, MU_NIOVS,
 	  "Frag tokens of the binding never returned: dropped when their socket was destroyed.",
-	  F(tok_released, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS,
+	  F(tok_released, MR_U64), .known = binding_tok_counts_known,
+	  .avail = DMT_M_BIND_TOKEN_EVENTS,
 	  .json = "tokens_released", .prom = "devmemtop_binding_tokens_released_total",
 	  .gate = true, .rec_tag = 7, .better = MB_LOWER },
 	/* SO_DEVMEM_AUTORELEASE off (issue 21, kernel-patches 0012) */
 	{ "binding.tokens_drained", MT_COUNTER, MU_NIOVS,
 	  "Frag tokens of the binding that sockets without SO_DEVMEM_AUTORELEASE never "
 	  "returned: their references drained at unbind.",
-	  F(tok_drained, MR_U64), .avail = DMT_M_BIND_TOKEN_EVENTS, .json = "tokens_drained",
+	  F(tok_drained, MR_U64), .known = binding_tok_counts_known,
+	  .avail = DMT_M_BIND_TOKEN_EVENTS, .json = "tokens_drained",
 	  .prom = "devmemtop_binding_tokens_drained_total", .gate = true, .rec_tag = 20,
 	  .better = MB_LOWER },
 	{ "binding.token_mode", MT_GAUGE, MU_NIOVS,

@@ -78,6 +78,11 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_BIND_TX]			= "binding_tx",
 };
 
+bool dmt_binding_tok_counts_known(const struct dmt_binding_snap *b)
+{
+	return b->held_why != DMT_HELD_MISSED_RUNS && b->held_why != DMT_HELD_DONTNEED_MISMATCH;
+}
+
 const char *dmt_held_why_text(uint32_t why)
 {
 	static const char *const text[] = {
@@ -101,6 +106,9 @@ const char *dmt_held_why_text(uint32_t why)
 				     "counted nowhere devmemtop can read",
 		[DMT_HELD_TX] = "unavailable: a TX binding (bind-tx): its niovs are sent "
 				"from, never allocated to RX pools or handed out as tokens",
+		[DMT_HELD_MISSED_RUNS] = "a frag token program was skipped by the kernel (it "
+					 "would have nested in itself on a CPU): some token "
+					 "events were not seen",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "unknown reason";

@@ -63,6 +63,7 @@ enum dmt_held_why {
 	DMT_HELD_UREF_INCOMPLETE,	/* light: the binding's net_iov uref walk failed */
 	DMT_HELD_NO_UREF,		/* light: autorelease off on a kernel without uref */
 	DMT_HELD_TX,			/* a TX binding: no RX tokens, no RX allocator */
+	DMT_HELD_MISSED_RUNS,		/* a token program was skipped (nested on its CPU) */
 };
 
 struct dmt_availability {
@@ -292,6 +293,13 @@ struct dmt_snapshot *snapshot__dup(const struct dmt_snapshot *s);
 const char *dmt_metric_name(enum dmt_metric m);
 /* One line for a binding's held_why; NULL for DMT_HELD_NO_REASON. */
 const char *dmt_held_why_text(uint32_t why);
+/*
+ * A binding's token counts (handed, returned, released, drained) are the
+ * events the hooks saw: false where they are known to have missed some
+ * (a run the kernel skipped, a DONTNEED that freed other tokens than it
+ * named), so the counts are not the kernel's.
+ */
+bool dmt_binding_tok_counts_known(const struct dmt_binding_snap *b);
 /*
  * Whether the holders' hand-out history (tokens handed, returned, released,
  * the oldest token's age) is known: light mode reads held tokens from the
