@@ -20,6 +20,13 @@ devmemtop must show it from its recording alone:
     outstanding, no pool left in netlink.
 Both: the racing thread did return tokens (it raced), the traffic ran.
 
+Without the token tracepoints (7.3) the token counts come from fentry and
+fexit programs, and the racer makes the kernel skip runs of them (two
+threads in DONTNEED on one CPU: a run that would nest is not made) and
+DONTNEED free other tokens than it named: devmemtop must then show the
+counts as unknown with a reason (null), never as numbers, and the leak is
+judged by the binding, its pool and the tool's own counts.
+
 The kernel's verdict is asked per flavor: "baseline" must show the leak,
 "patched" must be clean (the series file puts the fix in patched only).
 """
@@ -75,8 +82,23 @@ def scenario_race(c, d):
                   [(p.get("id"), p.get("state"), p.get("inflight")) for p in pools],
                   [(p.get("id"), p.get("inflight"), p.get("detach_time")) for p in final],
                   rx["tokens_received"], tool_back, rx["tokens_returned"], rx["race_freed"]))
-    c.check("race: devmemtop counted every token the tool received, and its returns",
-            handed == rx["tokens_received"] and ret == tool_back, figures)
+    why = b.get("held_reason")
+    figures += "; held_reason %r" % why
+    # Without the token tracepoints (7.3) the counts come from fentry/fexit
+    # on the receive and DONTNEED paths: two threads in DONTNEED on one CPU
+    # (this scenario's racer shares the receiver's CPU) make the kernel skip
+    # runs that would nest, and the race makes DONTNEED free other tokens
+    # than it named. devmemtop must then say the counts are unknown and
+    # why, never give numbers that are not the kernel's.
+    counted = None not in (handed, ret, rel)
+    if counted:
+        c.check("race: devmemtop counted every token the tool received, and its returns",
+                handed == rx["tokens_received"] and ret == tool_back, figures)
+    else:
+        c.check("race: devmemtop's token counts unknown with a reason (no number that is "
+                "not the kernel's), held unknown too",
+                handed is None and ret is None and rel is None and held is None and bool(why),
+                figures)
     if c.kernel == "baseline":
         # unfixed: the race must have been caught. The socket is closed by
         # now, so no socket holds anything (held 0): the tokens whose
@@ -84,10 +106,16 @@ def scenario_race(c, d):
         # at close, and their net_iov references are the ones the binding
         # and its page pool wait for forever.
         z = [p for p in pools if p.get("state") == "zombie"]
-        lost = None if None in (handed, ret, rel) else handed - ret - rel
-        c.check("race (unfixed kernel): tokens handed out but never returned nor released, "
-                "held by no socket after the close",
-                lost is not None and lost > 0 and held == 0 and held_n == 0, figures)
+        if counted:
+            lost = handed - ret - rel
+            c.check("race (unfixed kernel): tokens handed out but never returned nor released, "
+                    "held by no socket after the close",
+                    lost > 0 and held == 0 and held_n == 0, figures)
+        else:
+            # the tool's own counts, devmemtop's being unknown
+            lost = rx["tokens_received"] - tool_back
+            c.check("race (unfixed kernel): the tool returned fewer tokens than it received",
+                    lost > 0, figures)
         c.check("race (unfixed kernel): the binding was unbound and never freed",
                 bool(b.get("unbound_ns")) and not b.get("freed_ns"), figures)
         # net_iovs, not tokens: frags of one net_iov are one page in flight,
@@ -103,9 +131,12 @@ def scenario_race(c, d):
                 and final[0].get("detach_time", 0) > 0, figures)
         c.info("race caught on the unfixed kernel", figures)
     else:
-        c.check("race (fixed kernel): handed == returned + released, nothing held",
-                None not in (handed, ret, rel) and handed == ret + rel and held == 0 and
-                held_n == 0, figures)
+        if counted:
+            c.check("race (fixed kernel): handed == returned + released, nothing held",
+                    handed == ret + rel and held == 0 and held_n == 0, figures)
+        else:
+            c.check("race (fixed kernel): the tool got back every token it received",
+                    rx["tokens_received"] == tool_back, figures)
         c.check("race (fixed kernel): the binding freed with nothing outstanding, no pool left",
                 bool(b.get("freed_ns")) and b.get("leaked_at_free") == 0 and not final and
                 all(p.get("state") == "destroyed" for p in pools), figures)

@@ -58,6 +58,16 @@ case $KERNELS in baseline|patched|all) ;; *) die "--kernel must be baseline, pat
 [ "$LAB_SERIES" = 6.12 ] && sfx= || sfx=-$LAB_SERIES
 [ -n "$OUT" ] || OUT=$REPO_DIR/build/lab/out$sfx${VARIANT:+-$VARIANT}
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
+# a flavor of a series may run a list of its own (PATCH_DIR/scenarios-FLAVOR:
+# 7.3's patched kernel, while it carries only a patch or two); --scenario
+# names what every kernel runs
+declare -A FLAVOR_SCENARIOS
+if [ ${#SCENARIOS[@]} -eq 0 ]; then
+	for f in baseline patched; do
+		[ -f "$PATCH_DIR/scenarios-$f" ] || continue
+		FLAVOR_SCENARIOS[$f]=$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCH_DIR/scenarios-$f" | paste -sd' ')
+	done
+fi
 if [ ${#SCENARIOS[@]} -eq 0 ] && [ -f "$PATCH_DIR/scenarios" ]; then
 	# a series whose kernel runs only some scenarios (7.3 before its
 	# netdevsim devmem port) lists them
@@ -73,7 +83,14 @@ if [ ${#SCENARIOS[@]} -eq 0 ]; then
 		[[ " ${SCENARIOS[*]} " == *" $s "* ]] || SCENARIOS+=("$s")
 	done
 fi
-for s in "${SCENARIOS[@]}"; do
+# what every scenario of any flavor needs is built below
+ALL_SCENARIOS=("${SCENARIOS[@]}")
+for f in "${!FLAVOR_SCENARIOS[@]}"; do
+	for s in ${FLAVOR_SCENARIOS[$f]}; do
+		[[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || ALL_SCENARIOS+=("$s")
+	done
+done
+for s in "${ALL_SCENARIOS[@]}"; do
 	[ -f "$LAB_DIR/scenarios/$s.sh" ] || die "no scenario '$s' (have: $(cd "$LAB_DIR/scenarios" && ls | sed 's/\.sh$//' | paste -sd' '))"
 done
 [ "$KERNELS" != all ] || [ $SHELL_MODE = 0 ] || KERNELS=baseline
@@ -94,7 +111,7 @@ make -s -C "$LAB_DIR/ncdevmem" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_
 	{ cat "$REPO_DIR/build/lab-hds-build.log" >&2; die "building lab-hds failed"; }
 # ncdevmem (the kernel's devmem selftest server) from the pinned source,
 # for the scenarios that run it
-needs() { local s; for s in "$@"; do [[ " ${SCENARIOS[*]} " == *" $s "* ]] && return 0; done; return 1; }
+needs() { local s; for s in "$@"; do [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] && return 0; done; return 1; }
 if needs ncdevmem nickit multiqueue netcons; then
 	"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
 		{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
@@ -176,7 +193,12 @@ if [ $SHELL_MODE = 1 ]; then
 fi
 
 failed=0
+DEFAULT_SCENARIOS=("${SCENARIOS[@]}")
+declare -A RAN	# flavor -> the scenarios it ran
 for f in "${flavors[@]}"; do
+	SCENARIOS=("${DEFAULT_SCENARIOS[@]}")
+	[ -z "${FLAVOR_SCENARIOS[$f]:-}" ] || read -r -a SCENARIOS <<<"${FLAVOR_SCENARIOS[$f]}"
+	RAN[$f]=" ${SCENARIOS[*]} "
 	d=$OUT/$f
 	rm -rf "$d" && mkdir -p "$d"
 	cp "${KDIR[$f]}/.config" "$d/kconfig"	# the NIC kit reads the booted kernel's config
@@ -203,12 +225,15 @@ for f in "${flavors[@]}"; do
 	python3 "$LAB_DIR/assert_upstream.py" --dir "$d" --kernel "$f" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 done
+SCENARIOS=("${DEFAULT_SCENARIOS[@]}")
 
 # Which programs load and what each figure is, per kernel: one table,
 # generated from the avail scenario's outputs (fentry attaches in the guest)
 if needs avail; then
 	specs=()
-	for f in "${flavors[@]}"; do specs+=("$BASE_KVER $f=$OUT/$f/avail"); done
+	for f in "${flavors[@]}"; do
+		[[ "${RAN[$f]}" == *" avail "* ]] && specs+=("$BASE_KVER $f=$OUT/$f/avail")
+	done
 	python3 "$LAB_DIR/avail_table.py" --fentry --out "$OUT/availability.md" "${specs[@]}" ||
 		failed=1
 fi
