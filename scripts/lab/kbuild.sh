@@ -81,10 +81,12 @@ WORK=$CACHE_DIR/kbuild-work${VARIANT:+-$VARIANT}
 [ "$LAB_SERIES" = 6.12 ] || WORK=$CACHE_DIR/kbuild-work-$BASE_KVER${VARIANT:+-$VARIANT}
 if [ ! -d "$WORK/.git" ]; then
 	log "$FLAVOR: cold build (new work tree $WORK)"
+	BUILD_KIND=cold
 	rm -rf "$WORK"
 	git "${GIT_ID[@]}" clone -q --no-checkout "$SRC_REPO" "$WORK"
 else
 	log "$FLAVOR: incremental build in $WORK (was: $(git -C "$WORK" log -1 --format=%s))"
+	BUILD_KIND=incremental
 	git -C "$WORK" "${GIT_ID[@]}" am --abort >/dev/null 2>&1 || true
 	git -C "$WORK" "${GIT_ID[@]}" fetch -q "$SRC_REPO" refs/tags/base:refs/tags/base 2>/dev/null || true
 fi
@@ -162,6 +164,7 @@ cp arch/x86/boot/bzImage .config System.map build.log config.log "$TMP/"
 	echo "flavor=$FLAVOR"
 	echo "variant=${VARIANT:-none}"
 	echo "build_seconds=$secs"
+	echo "build=$BUILD_KIND"	# cold: from an empty work tree
 	echo "head=$(git log -1 --format=%h\ %s)"
 	for h in "${phashes[@]}"; do echo "patch=$h"; done
 } >"$TMP/.lab-stamp"
