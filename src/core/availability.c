@@ -196,10 +196,15 @@ static void binding_per_call(const struct dmt_attach_result *r, struct dmt_avail
 /*
  * A TX binding's sends and skb references: fentry/fexit on the devmem TX
  * path, all five hooks or nothing (collector_probe.c), so the first one
- * missing says why.
+ * missing says why; in light mode the reason is the group's per-niov
+ * reference hooks (the others are left off with them), not "--mode".
  */
 static void tx_availability(const struct dmt_attach_result *r, struct dmt_availability *av)
 {
+	if (r->light && !att(r, DMT_H_TX_REF_GET)) {
+		set_avail(&av[DMT_M_BIND_TX], false, "", why_not(r, DMT_H_TX_REF_GET));
+		return;
+	}
 	for (int h = DMT_H_TX_BIND_EXIT; h <= DMT_H_TX_REF_PUT; h++) {
 		if (!att(r, h)) {
 			set_avail(&av[DMT_M_BIND_TX], false, "", why_not(r, h));

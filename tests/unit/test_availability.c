@@ -518,6 +518,12 @@ static void test_tx(void **state)
 	r.have_devmem = false;
 	dmt_availability__decide(&r, av);
 	UNAVAIL(av, DMT_M_BIND_TX, "kernel has no devmem (CONFIG_NET_DEVMEM)");
+	/* light mode: the per-niov reference hooks' reason, not the first hook's */
+	light(&r);
+	for (int h = DMT_H_TX_BIND_EXIT; h <= DMT_H_TX_REF_PUT; h++)
+		off(&r, h, dmt_hook_mode_why(h, DMT_MODE_LIGHT));
+	dmt_availability__decide(&r, av);
+	UNAVAIL(av, DMT_M_BIND_TX, "per-niov hook: not attached in light mode");
 }
 
 static void test_mode_policy(void **state)
