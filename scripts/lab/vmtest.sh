@@ -122,7 +122,7 @@ if needs ynl; then
 		{ tail -20 "$REPO_DIR/build/lab-ynltool-build.log" >&2; die "building ynltool failed"; }
 fi
 # upstream's devmem selftests and ncdevmem from the 7.3 source (scenarios/upstream.sh)
-if needs upstream; then
+if needs upstream upstream-more; then
 	"$LAB_DIR/selftests/devmem-build.sh" "$REPO_DIR/build/lab" \
 		>"$REPO_DIR/build/lab-devmem-ksft-build.log" 2>&1 ||
 		{ tail -20 "$REPO_DIR/build/lab-devmem-ksft-build.log" >&2; die "building upstream's devmem selftests failed"; }
@@ -223,6 +223,9 @@ for f in "${flavors[@]}"; do
 		--scenarios "${SCENARIOS[@]}" || failed=1
 	# upstream's devmem.py as the judge, devmemtop beside it (scenarios/upstream.sh)
 	python3 "$LAB_DIR/assert_upstream.py" --dir "$d" --kernel "$f" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
+	# more of upstream's selftests (netkit, userns, drivers; scenarios/upstream-more.sh)
+	python3 "$LAB_DIR/assert_upstream_more.py" --dir "$d" --kernel "$f" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
 done
 SCENARIOS=("${DEFAULT_SCENARIOS[@]}")
