@@ -10,7 +10,8 @@ PKGS=(qemu-system-x86 dwarves busybox-static flex bison bc
       pkg-config libnl-3-dev libnl-genl-3-dev rsync
       libmnl-dev python3-yaml python3-jsonschema ethtool	# ncdevmem build (YNL) and run
       iproute2	# the selftests scenario: the guest runs the host's /usr (python3, yaml, ip, ethtool)
-      socat)	# upstream's devmem.py sends and listens with it (scenarios/upstream.sh)
+      socat	# upstream's devmem.py sends and listens with it (scenarios/upstream.sh)
+      clang libbpf-dev bpftool)	# upstream-more: the netkit tests' BPF objects, their .bss updates
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
