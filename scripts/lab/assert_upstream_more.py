@@ -28,6 +28,10 @@ item 3), and devmemtop beside the two netkit ones.
                           queue from); the probes' binds on the NIC; the
                           holder rows of the case bindings in the pod's
                           cgroup (pod.env); the two modes equal.
+  drv/devmemtop-live.json devmemtop -m full through queues.py, stats.py and
+                          hds.py: each test's netdevsim's page pools, one
+                          alive per RX queue (DRV) at most and at some
+                          snapshot, all destroyed with nothing in flight.
 Prints "upstream-more: N passed, N failed, N skipped"; exit 1 if anything failed.
 """
 import argparse
@@ -232,6 +236,61 @@ def check_nk(c, d, name, phys, nq, floor, pod):
             "; ".join(diffs[:8]))
 
 
+# The driver tests' netdevsim devices: RX queues each is made with
+# (NetDrvEnv(queue_count=...)); netdevsim makes one page pool per RX queue
+# at open
+DRV = {"queues": 100, "stats": 100, "hds": 3}
+
+
+def check_drv(c, d):
+    """devmemtop -m full through queues.py, stats.py, hds.py (drv/): per
+    test, the pools of the netdevs it made (an ifindex above its floor whose
+    first pool devmemtop showed in its window: NAME.t, uptime, against the
+    snapshots' CLOCK_MONOTONIC ts_ns): at most and at some snapshot exactly
+    one alive per RX queue of its device, every one destroyed in the end
+    with nothing in flight (the test removed the device)."""
+    snaps = [s for s in json_lines(os.path.join(d, "drv"), "devmemtop-live.json") if s]
+    tests = list(DRV)
+    starts = []
+    for t in tests:
+        try:
+            starts.append(float((read(os.path.join(d, t + ".t")) or "").split()[0]))
+        except (IndexError, ValueError):
+            starts.append(None)
+    if not c.check("devmemtop -m full through queues.py, stats.py, hds.py: snapshots, windows",
+                   bool(snaps) and None not in starts,
+                   "%d snapshots, starts %s" % (len(snaps), starts),
+                   "see %s/drv/devmemtop-live.log" % d):
+        return
+    first_if, pools, alive = {}, {}, {}
+    for s in snaps:
+        ts = s.get("ts_ns", 0) / 1e9
+        for p in s.get("pools") or []:
+            ifi = p.get("ifindex")
+            if ifi is None:
+                continue
+            first_if.setdefault(ifi, ts)
+            pools.setdefault(ifi, {})[p["id"]] = p
+            if p.get("state") == "alive":
+                alive.setdefault(ifi, {}).setdefault(ts, 0)
+                alive[ifi][ts] += 1
+    for i, t in enumerate(tests):
+        floor = read_int(os.path.join(d, t + ".ifindex"))
+        end = starts[i + 1] if i + 1 < len(tests) else float("inf")
+        ifs = sorted(ifi for ifi, ts in first_if.items()
+                     if floor is not None and ifi > floor and starts[i] <= ts < end)
+        mine = [p for ifi in ifs for p in pools[ifi].values()]
+        peak = max((n for ifi in ifs for n in alive.get(ifi, {}).values()), default=0)
+        left = [p for p in mine if p.get("state") != "destroyed" or p.get("inflight")]
+        c.check("%s: devmemtop saw its netdevsim's page pools, one alive per RX queue "
+                "(%d) at most and at a snapshot, every one destroyed with nothing in flight"
+                % (t, DRV[t]), bool(mine) and peak == DRV[t] and not left,
+                "ifindex %s: %d pools, at most %d alive at once, %d not destroyed or in flight"
+                % (ifs, len(mine), peak, len(left)),
+                "; ".join("pool %s %s inflight %s" % (p["id"], p.get("state"), p.get("inflight"))
+                          for p in left[:5]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -260,6 +319,7 @@ def main():
             for name in NK:
                 check_nk(c, d, name, phys, nq, read_int(os.path.join(d, name + ".ifindex")),
                          pod)
+            check_drv(c, d)
     print("upstream-more: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"],
                                                                c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0

@@ -25,7 +25,8 @@
 # NAME: NAME.tap .err .rc (KTAP, stderr, exit status), NAME.t (uptime
 # before and after), NAME.ifindex (the highest ifindex before it); for
 # the netkit tests NAME/devmemtop-live.json (-m full) and
-# NAME/devmemtop-default.json through the test, pod.env.
+# NAME/devmemtop-default.json through the test, pod.env; drv/devmemtop-live.json
+# (-m full) through queues.py, stats.py and hds.py.
 # usage: upstream-more.sh OUTDIR
 R=/tmp/ksft-root
 # The test's process, started by ksft() below through this script: into the
@@ -145,8 +146,14 @@ POD_SCOPE=
 ksft pp_alloc_fail drivers/net/hw/pp_alloc_fail.py
 ksft pp_alloc_fail_netif drivers/net/hw/pp_alloc_fail.py NETIF=$MQ_RX_IF \
 	LOCAL_V6=$L6 REMOTE_V6=$R6 REMOTE_TYPE=netns REMOTE_ARGS=mqpeer
+# the driver tests make netdevsim devices of their own: devmemtop -m full
+# through all three (their windows: NAME.t, NAME.ifindex)
+mkdir -p $D/drv
+lab_dmt_modes $D/drv devmemtop-live:full:500ms
 ksft queues drivers/net/queues.py
 ksft stats drivers/net/stats.py
 ksft hds drivers/net/hds.py
+lab_dmt_next 2
+lab_dmt_stop
 in_root ip netns delete mqpeer
 exit 0
