@@ -220,7 +220,8 @@ def check_ppfail(c, d):
         if "CONFIG_FAIL_FUNCTION=y" in kcfg.splitlines():
             c.check("ppfail: fail_function present (CONFIG_FAIL_FUNCTION=y)", False, skip.strip())
         else:
-            c.skip("ppfail: the kernel's fault injection on page_pool_alloc_pages", skip.strip())
+            c.skip("ppfail: the kernel's fault injection on the page pool's allocation",
+                   skip.strip())
         return None
     kv = dict(l.split("=", 1) for l in (read(os.path.join(d, "ppfail.txt")) or "").split()
               if "=" in l)
@@ -232,9 +233,9 @@ def check_ppfail(c, d):
         return None
     c.check("ppfail: failures the kernel injected == ENOMEMs the pp_hold writer saw",
             injected > 0 and injected == enomem and ok + enomem == calls,
-            "fail_function on page_pool_alloc_pages: %d injected (times %s -> %s); %d calls, "
-            "%d allocated, %d ENOMEM" % (injected, kv.get("times_set"), kv.get("times_left"),
-                                         calls, ok, enomem))
+            "fail_function on %s: %d injected (times %s -> %s); %d calls, "
+            "%d allocated, %d ENOMEM" % (kv.get("func", "?"), injected, kv.get("times_set"),
+                                         kv.get("times_left"), calls, ok, enomem))
     return injected
 
 

@@ -24,7 +24,7 @@ mkdir -p "$stage"/{bin,dev,proc,sys,tmp,out,lab/bin,lab/guest,lab/scenarios}
 cp "$BUSYBOX" "$stage/bin/busybox"
 cp "$LAB_DIR/guest/init" "$stage/init"
 chmod 755 "$stage/init"
-cp "$LAB_DIR/guest/lib.sh" "$LAB_DIR/guest/ksft.sh" "$stage/lab/guest/"
+cp "$LAB_DIR/guest/lib.sh" "$LAB_DIR/guest/ksft.sh" "$LAB_DIR/guest/ppfail.sh" "$stage/lab/guest/"
 cp "$LAB_DIR"/scenarios/*.sh "$stage/lab/scenarios/"
 cp "$TRAFFIC" "$stage/lab/bin/"
 # lab-hds (static): lab_net_setup turns header split on with it

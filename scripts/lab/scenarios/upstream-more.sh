@@ -16,6 +16,10 @@
 #   hw/pp_alloc_fail.py  as is (its harness refuses netdevsim) and through
 #                        its hardware env on the 16-queue port
 #   queues.py stats.py hds.py (drivers/net)  on netdevsim devices of their own
+#   ppfail (ours, guest/ppfail.sh)  pp_alloc_fail.py's fault injection on
+#                        page_pool_alloc_netmems, on netdevsim's pp_hold
+#                        allocations (netdevsim's RX path takes none from
+#                        its page pools); ppfail.txt, .trace
 #
 # The netkit tests run against the 16-queue netdevsim pair (guest/mq.sh)
 # as their hardware env over IPv6 (NetDrvContEnv requires it):
@@ -50,10 +54,12 @@ esac
 . /lab/guest/lib.sh
 . /lab/guest/ksft.sh
 . /lab/guest/mq.sh
+. /lab/guest/ppfail.sh
 . $LAB_STATE
 D=${1:?usage: upstream-more.sh OUTDIR}
 K=/lab/ksrc-7.3/tools/testing/selftests
 CG=/sys/fs/cgroup
+T=/sys/kernel/tracing
 mkdir -p $D
 
 skip() {
@@ -102,7 +108,9 @@ nk() {
 [ -d $K/drivers/net/hw ] ||
 	skip "upstream's selftests are not in this initramfs (build/lab/ksft-7.3; vmtest builds it)"
 mq_setup 16 || { echo "upstream-more: FAIL multi-queue netdevsim setup"; exit 1; }
-ksft_root >$D/root.log 2>&1 ||
+# the chroot upstream.sh set up earlier in this boot is reused (its 9p
+# share mounts once)
+[ -x $R/usr/bin/python3 ] || ksft_root >$D/root.log 2>&1 ||
 	{ echo "upstream-more: FAIL no chroot with the host's /usr: $(tail -1 $D/root.log)"; exit 1; }
 for f in /usr/bin/socat /usr/bin/bash /usr/sbin/tc /usr/sbin/bpftool /usr/bin/nsenter \
 	/usr/bin/unshare; do
@@ -141,15 +149,27 @@ NEWROOT=1
 nk userns_devmem drivers/net/hw/userns_devmem.py
 NEWROOT=
 echo $hp >/proc/sys/vm/nr_hugepages
+# the pod's cgroups go once their processes did (the tests' ended)
+d=$POD_SCOPE
+while [ -n "$POD_SCOPE" ] && [ "$d" != $CG ]; do
+	rmdir $d 2>/dev/null || break
+	d=${d%/*}
+done
 POD_SCOPE=
 
 ksft pp_alloc_fail drivers/net/hw/pp_alloc_fail.py
 ksft pp_alloc_fail_netif drivers/net/hw/pp_alloc_fail.py NETIF=$MQ_RX_IF \
 	LOCAL_V6=$L6 REMOTE_V6=$R6 REMOTE_TYPE=netns REMOTE_ARGS=mqpeer
 # the driver tests make netdevsim devices of their own: devmemtop -m full
-# through all three (their windows: NAME.t, NAME.ifindex)
+# through all three (their windows: NAME.t, NAME.ifindex), and before them
+# through ppfail: what pp_alloc_fail.py would inject, on the page pool
+# allocation netdevsim makes on request (guest/ppfail.sh; 7.3's function)
 mkdir -p $D/drv
+readlink /proc/self/ns/net >$D/netns
 lab_dmt_modes $D/drv devmemtop-live:full:500ms
+PPF_FUNC=page_pool_alloc_netmems
+PPF_TAG=upstream-more
+ppfail || echo "upstream-more: ppfail failed"
 ksft queues drivers/net/queues.py
 ksft stats drivers/net/stats.py
 ksft hds drivers/net/hds.py
