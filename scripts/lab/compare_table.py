@@ -57,10 +57,48 @@ def order(item):
 
 
 def kernel_of(out, side):
+    """The kernel release the guest ran: avail's uname, else the guest's
+    first console line ("LAB: init at uptime ..., kernel RELEASE"), which
+    every run has (a run of repeat alone has no avail)."""
     for p in sorted(glob.glob(os.path.join(out, side, "*", "uname"))):
         with open(p) as f:
             return f.read().strip()
+    try:
+        with open(os.path.join(out, side, "console.log"), errors="replace") as f:
+            for line in f:
+                if "LAB: init at uptime" in line and ", kernel " in line:
+                    return line.rsplit(", kernel ", 1)[1].strip()
+    except OSError:
+        pass
     return None
+
+
+def repeat_chunks(out, side, series):
+    """The DMA chunks of the repeat runs' bindings as devmem-traffic measured
+    them (memfd_phys_runs: the memfd's physically contiguous runs, one
+    chunk each where udmabuf merges them, 7.x), with their net_iov counts:
+    "N-M chunks for K net_iovs", or None without the figures."""
+    runs, niovs = [], set()
+    for p in sorted(glob.glob(os.path.join(out, side, "repeat", "run-*", "rx.json"))):
+        try:
+            with open(p) as f:
+                d = json.loads(f.read().strip().splitlines()[-1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if d.get("memfd_phys_runs"):
+            runs.append(d["memfd_phys_runs"])
+        if d.get("dmabuf_size") and d.get("niov_size"):
+            niovs.add(d["dmabuf_size"] // d["niov_size"])
+    if not runs:
+        return None
+    span = "%d" % runs[0] if min(runs) == max(runs) else "%d-%d" % (min(runs), max(runs))
+    n = "/".join(str(v) for v in sorted(niovs)) or "?"
+    if series == "6.12":
+        return ("one per page, %s for %s net_iovs (6.12's udmabuf maps one sg entry per page; "
+                "the memfd had %s physically contiguous runs)" % (n, n, span))
+    return ("%s for %s net_iovs over %d runs (the memfd's physically contiguous runs, "
+            "measured by devmem-traffic; %s's udmabuf maps one sg entry per run)"
+            % (span, n, len(runs), series))
 
 
 def main(argv):
@@ -88,10 +126,14 @@ def main(argv):
               file=sys.stderr)
         return 2
 
+    series = os.environ.get("DEVMEMTOP_LAB_SERIES") or "6.12"
+    # the command first (test 36 runs its first word), the series after it
+    made_by = "`scripts/lab/vmtest.sh`" if series == "6.12" else \
+        "`scripts/lab/vmtest.sh --scenario repeat` with `DEVMEMTOP_LAB_SERIES=%s`" % series
     lines = [
-        "# The lab's compare verdicts",
+        "# The lab's compare verdicts" + ("" if series == "6.12" else " (Linux %s)" % series),
         "",
-        "Made by: `scripts/lab/vmtest.sh` (do not edit: run it again). "
+        "Made by: %s (do not edit: run it again). " % made_by +
         "`scripts/lab/compare.sh` runs `devmemtop compare` on the lab's repeated runs "
         "and `scripts/lab/compare_table.py` writes this page from its JSON; "
         "how to read a verdict: [docs/compare.md](../compare.md).",
@@ -102,6 +144,12 @@ def main(argv):
         % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(max(map(os.path.getmtime, files)))),
         "| baseline kernel | `%s` |" % (kernel_of(out, "baseline") or "-"),
         "| patched kernel | `%s` |" % (kernel_of(out, "patched") or "-"),
+    ]
+    for side in ("baseline", "patched"):
+        ch = repeat_chunks(out, side, series)
+        if ch:
+            lines.append("| %s binding's DMA chunks (`repeat`) | %s |" % (side, ch))
+    lines += [
         "| host | %d cores, kernel %s; the guests run under QEMU TCG, so CPU "
         "figures are the emulator's, useful side by side only |"
         % (os.cpu_count() or 0, platform.release()),

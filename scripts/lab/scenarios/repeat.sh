@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Scenario "repeat" (issue 20): the bulk receive, shorter and repeated, for
 # devmemtop compare. LAB_REPEAT_RUNS runs (default 5) of LAB_REPEAT_BYTES
-# (default 16 MiB) through a 32 MiB udmabuf bound to RX queue 0, every token
+# (default 16 MiB) through a 32 MiB udmabuf bound to RX queue 0 (its memfd's
+# pages allocated interleaved with another memfd's, devmem-traffic's
+# udmabuf-scatter: about one DMA chunk per page on 7.x, whose udmabuf merges
+# physically contiguous pages, as on 6.12, whose udmabuf never does; each
+# run's rx.json has the count, memfd_phys_runs), every token
 # returned after its frag was verified, each run under its own `devmemtop
 # record` (snapshots every 200 ms; the recording keeps the run's command
 # CPU and the bytes received into the binding). The host compares the
@@ -19,7 +23,7 @@ RUNS=${LAB_REPEAT_RUNS:-5}
 BYTES=${LAB_REPEAT_BYTES:-16M}
 
 one_run() {
-	lab_rx_tx $1 $BYTES --dmabuf-size 32M --idle-timeout 10000
+	lab_rx_tx $1 $BYTES --dmabuf-size 32M --dmabuf udmabuf-scatter --idle-timeout 10000
 }
 
 if [ "$1" = --run ]; then

@@ -361,14 +361,16 @@ static void print_pools(FILE *f, const struct pool_list *pl, int ifindex)
 
 /* ---- dmabufs: udmabuf or the system dma-heap ---- */
 
-enum dmabuf_src { SRC_UDMABUF, SRC_HEAP };
+enum dmabuf_src { SRC_UDMABUF, SRC_HEAP, SRC_UDMABUF_SCATTER };
 
 static const char *const src_names[] = {
 	[SRC_UDMABUF] = "udmabuf", [SRC_HEAP] = "heap",
+	[SRC_UDMABUF_SCATTER] = "udmabuf-scatter",
 };
 
 struct udmabuf {
 	int memfd, fd;
+	int spacer;	/* udmabuf-scatter: the memfd interleaved with ours */
 	size_t size;
 	uint8_t *map;
 };
@@ -412,12 +414,78 @@ err_errno:
 	return err;
 }
 
-static int udmabuf_create(struct udmabuf *ub, size_t size)
+/*
+ * udmabuf-scatter: allocate the memfd's pages one at a time, each followed
+ * by a page of a second memfd kept open as long as the udmabuf, so that two
+ * pages of ours are rarely physically adjacent. A kernel whose udmabuf
+ * builds its sg table with sg_alloc_table_from_pages() (7.x) merges
+ * physically contiguous pages into one entry, and a fresh guest hands out
+ * mostly contiguous pages: without this its binding has a few large DMA
+ * chunks, not the one chunk per page 6.12's udmabuf always maps.
+ */
+static int memfd_scatter(struct udmabuf *ub, size_t size)
+{
+	size_t off;
+
+	ub->spacer = memfd_create("devmem-traffic-spacer", MFD_CLOEXEC);
+	if (ub->spacer < 0 || ftruncate(ub->spacer, size))
+		return -1;
+	for (off = 0; off < size; off += PAGE_SZ)
+		if (fallocate(ub->memfd, 0, off, PAGE_SZ) ||
+		    fallocate(ub->spacer, 0, off, PAGE_SZ))
+			return -1;
+	return 0;
+}
+
+/*
+ * Physically contiguous runs of the memfd's pages (/proc/self/pagemap; root
+ * only: others read PFN 0, then -1): the number of DMA segments a kernel
+ * whose udmabuf uses sg_alloc_table_from_pages() maps for the dma-buf
+ * under dma-direct, one gen_pool chunk each on a gen_pool kernel. -1 when
+ * it cannot be read.
+ */
+static long long memfd_phys_runs(const struct udmabuf *ub)
+{
+	long long runs = 0;
+	uint64_t prev = 0, e;
+	uint8_t *map;
+	size_t i;
+	int fd;
+
+	if (ub->memfd < 0)
+		return -1;
+	map = mmap(NULL, ub->size, PROT_READ, MAP_SHARED, ub->memfd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	for (i = 0; fd >= 0 && i < ub->size / PAGE_SZ; i++) {
+		uint64_t pfn;
+
+		(void)*(volatile uint8_t *)(map + i * PAGE_SZ);
+		if (pread(fd, &e, sizeof(e),
+			  ((uintptr_t)map / PAGE_SZ + i) * sizeof(e)) != sizeof(e) ||
+		    !(e >> 63) || !(pfn = e & ((1ULL << 55) - 1))) {
+			runs = -1;
+			break;
+		}
+		if (!i || pfn != prev + 1)
+			runs++;
+		prev = pfn;
+	}
+	if (fd < 0)
+		runs = -1;
+	else
+		close(fd);
+	munmap(map, ub->size);
+	return runs;
+}
+
+static int udmabuf_create_src(struct udmabuf *ub, size_t size, bool scatter)
 {
 	struct udmabuf_create create = { 0 };
 	int devfd, err;
 
-	ub->memfd = ub->fd = -1;
+	ub->memfd = ub->fd = ub->spacer = -1;
 	ub->map = MAP_FAILED;
 	ub->size = size;
 
@@ -432,6 +500,8 @@ static int udmabuf_create(struct udmabuf *ub, size_t size)
 		goto err_errno;
 	if (ftruncate(ub->memfd, size) ||
 	    fcntl(ub->memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		goto err_errno;
+	if (scatter && memfd_scatter(ub, size))
 		goto err_errno;
 
 	create.memfd = ub->memfd;
@@ -454,6 +524,11 @@ err_errno:
 	return err;
 }
 
+static int udmabuf_create(struct udmabuf *ub, size_t size)
+{
+	return udmabuf_create_src(ub, size, false);
+}
+
 static void udmabuf_destroy(struct udmabuf *ub)
 {
 	if (ub->map != MAP_FAILED)
@@ -462,8 +537,10 @@ static void udmabuf_destroy(struct udmabuf *ub)
 		close(ub->fd);
 	if (ub->memfd >= 0)
 		close(ub->memfd);
+	if (ub->spacer >= 0)
+		close(ub->spacer);
 	ub->map = MAP_FAILED;
-	ub->fd = ub->memfd = -1;
+	ub->fd = ub->memfd = ub->spacer = -1;
 }
 
 /* This process's system and user CPU seconds so far. */
@@ -977,13 +1054,16 @@ static void rx_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s rx --ifname IF --port P [--queue Q] [--dmabuf-size SIZE]\n"
-		"          [--dmabuf udmabuf|heap] [--rx-page-size SIZE]\n"
+		"          [--dmabuf udmabuf|udmabuf-scatter|heap] [--rx-page-size SIZE]\n"
 		"          [--expect BYTES] [--idle-timeout MS] [--seed N]\n"
 		"          [--hold] [--hold-for MS] [--leak] [--unbind-first] [--linger MS]\n"
 		"          [--race-dontneed N] [--autorelease on|off]\n"
 		"          [--verify all|sample|none] [--conns N [--conn-tokens T]]\n"
 		"  --dmabuf        udmabuf (memfd, default) or heap (/dev/dma_heap/system,\n"
 		"                  buddy chunks up to 1 MiB: the one that backs large net_iovs)\n"
+		"                  or udmabuf-scatter (a memfd whose pages are allocated\n"
+		"                  interleaved with another's: rarely two physically adjacent,\n"
+		"                  so about one DMA chunk per page on any kernel)\n"
 		"  --rx-page-size  net_iov size of the binding (NETDEV_A_DMABUF_RX_PAGE_SIZE),\n"
 		"                  sent as given: the kernel validates it\n"
 		"  --hold          keep every token while receiving (exhausts a small binding);\n"
@@ -1057,12 +1137,13 @@ static int cmd_rx(int argc, char **argv)
 	bool have_end = false, have_unbind = false, have_close = false;
 	struct token_set held = { 0 };
 	unsigned int binding_id = 0;
-	struct udmabuf ub = { .memfd = -1, .fd = -1, .map = MAP_FAILED };
+	struct udmabuf ub = { .memfd = -1, .fd = -1, .spacer = -1, .map = MAP_FAILED };
 	uint64_t leaked = 0, pages_held = 0;
 	struct nl_ctx nl = { 0 };
 	struct racer racer = { .fd = -1 };
 	bool racing = false;
 	int c, li = 0, ifindex, fd = -1, err;
+	long long phys_runs = -1;
 	double t0;
 
 	while ((c = getopt_long(argc, argv, "", lo, &li)) != -1) {
@@ -1110,6 +1191,8 @@ static int cmd_rx(int argc, char **argv)
 				o.src = SRC_UDMABUF;
 			else if (!strcmp(optarg, "heap"))
 				o.src = SRC_HEAP;
+			else if (!strcmp(optarg, "udmabuf-scatter"))
+				o.src = SRC_UDMABUF_SCATTER;
 			else
 				goto bad_value;
 			break;
@@ -1181,9 +1264,11 @@ static int cmd_rx(int argc, char **argv)
 	}
 
 	err = o.src == SRC_HEAP ? heap_create(&ub, o.dmabuf_size) :
-				  udmabuf_create(&ub, o.dmabuf_size);
+				  udmabuf_create_src(&ub, o.dmabuf_size,
+						     o.src == SRC_UDMABUF_SCATTER);
 	if (err)
 		goto cleanup;
+	phys_runs = o.src == SRC_HEAP ? -1 : memfd_phys_runs(&ub);
 	err = nl_ctx_open(&nl);
 	if (err) {
 		err_msg("netlink: cannot open the '%s' genl family: %s",
@@ -1335,6 +1420,13 @@ cleanup:
 		       PRIu64 ",\"race_errors\":%" PRIu64 ",\"tokens_short\":%" PRIu64,
 		       o.race_ids, racer.calls, racer.freed, racer.errors,
 		       st.tokens_short);
+	/* the memfd's physically contiguous runs: the binding's DMA chunks on
+	 * a kernel whose udmabuf merges them (7.x); 6.12 maps one per page
+	 */
+	if (phys_runs > 0)
+		printf(",\"memfd_phys_runs\":%lld", phys_runs);
+	else
+		printf(",\"memfd_phys_runs\":null");
 	printf(",\"dmabuf\":\"%s\",\"rx_page_size\":%u,\"niov_size\":%" PRIu64
 	       ",\"max_frag_size\":%" PRIu64 ",\"frags_over_niov\":%" PRIu64
 	       ",\"recvmsg_calls\":%" PRIu64 ",\"sys_seconds\":%.3f,\"user_seconds\":%.3f",
@@ -1705,7 +1797,7 @@ static int cmd_txdm(int argc, char **argv)
 	long long size = 256 * 1024;
 	int c, ifindex, fd = -1, one = 1, rc = 1, err;
 	int e_unbound = 0, e_range = 0;
-	struct udmabuf ub = { .memfd = -1, .fd = -1, .map = MAP_FAILED };
+	struct udmabuf ub = { .memfd = -1, .fd = -1, .spacer = -1, .map = MAP_FAILED };
 	struct sockaddr_storage ss;
 	struct nl_ctx nl = { 0 };
 	uint8_t *pat = NULL;
