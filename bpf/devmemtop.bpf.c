@@ -859,6 +859,9 @@ int BPF_PROG(dm_create, const struct net_devmem_dmabuf_binding *binding, __u32 i
 	v->total_niovs = total;
 	v->free_niovs_tp = total;
 	v->create_ns = bpf_ktime_get_ns();
+	/* 7.x fires it for bind-tx too (7.3/0003); 6.12 has no direction */
+	if (binding_is_tx((struct net_devmem_dmabuf_binding *)binding))
+		v->flags |= DMT_BIND_TX;
 	v->flags |= DMT_BIND_SEEN_CREATE;
 	emit(DMT_EV_BIND_CREATE, (__u64)binding, id, ifindex, total, dmabuf_size, nr_chunks);
 	return 0;
