@@ -57,6 +57,7 @@
 #include <netlink/netlink.h>
 
 #include "devmem-uapi.h"
+#include "pattern.h"
 
 #define PAGE_SZ		4096UL
 #define RX_IOV_LEN	(64 * 1024)
@@ -77,14 +78,6 @@ static void sig_handler(int sig)
 		linger_done = 1;
 	else
 		exiting = 1;
-}
-
-/* The stream's byte at offset @off: varies within and across pages, so a
- * frag placed at the wrong dmabuf offset or out of order is detected.
- */
-static inline uint8_t pattern_byte(uint64_t off, uint32_t seed)
-{
-	return (uint8_t)((off * 131) ^ (off >> 9) ^ (off >> 17) ^ seed);
 }
 
 static double now_s(void)
