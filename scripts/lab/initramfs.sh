@@ -29,6 +29,8 @@ cp "$LAB_DIR"/scenarios/*.sh "$stage/lab/scenarios/"
 cp "$TRAFFIC" "$stage/lab/bin/"
 # lab-hds (static): lab_net_setup turns header split on with it
 [ ! -x "$REPO_DIR/build/lab/lab-hds" ] || cp "$REPO_DIR/build/lab/lab-hds" "$stage/lab/bin/"
+# lab-zcrx (static, kernels with io_uring zcrx): scenarios/zcrx.sh
+[ ! -x "$REPO_DIR/build/lab/lab-zcrx" ] || cp "$REPO_DIR/build/lab/lab-zcrx" "$stage/lab/bin/"
 
 # Copy a dynamic binary and every library ldd resolves for it.
 copy_with_libs() {

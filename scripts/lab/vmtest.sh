@@ -112,7 +112,7 @@ make -s -C "$LAB_DIR/ncdevmem" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_
 # ncdevmem (the kernel's devmem selftest server) from the pinned source,
 # for the scenarios that run it
 needs() { local s; for s in "$@"; do [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] && return 0; done; return 1; }
-if needs ncdevmem nickit multiqueue netcons; then
+if needs ncdevmem nickit multiqueue netcons zcrx; then
 	"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
 		{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
 fi
