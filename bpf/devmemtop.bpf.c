@@ -35,6 +35,8 @@ const volatile bool use_devmem_tp = false;
  * that call locates the pool; the sampling windows leave devmem pools alone.
  */
 const volatile bool light_devmem_refill = false;
+/* the same for io_uring zcrx pools, with fexit/io_pp_zc_alloc_netmems */
+const volatile bool light_zcrx_refill = false;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, DMT_MAX_POOLS);
@@ -98,6 +100,23 @@ struct {
 } live_pools SEC(".maps");
 
 #include "live_bindings.h"
+
+/* io_uring zcrx pools' interface queues, for walk_zcrx (the zcrx section) */
+struct zcrx_live {
+	__u64 ifq;
+	__u32 id;
+	__u32 pad;
+};
+
+/* read-only towards bpf(), as live_pools; keyed by the pool's address */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_ZCRX_POOLS);
+	__uint(map_flags, BPF_F_RDONLY);
+	__type(key, __u64);
+	__type(value, struct zcrx_live);
+} live_zcrx SEC(".maps");
+
 
 /* All-zero templates: new map values are inserted from these, then filled. */
 static const struct dmt_pool pool_template = {};
@@ -343,7 +362,8 @@ int BPF_PROG(pp_hold, const struct page_pool *pool, netmem_ref netmem, __u32 hol
 	if ((__s32)(hold - v->hold_cnt) > 0)
 		v->hold_cnt = hold;
 	note_kind(v, netmem);
-	if (light_devmem_refill && (v->flags & DMT_POOL_DEVMEM))
+	if ((light_devmem_refill && (v->flags & DMT_POOL_DEVMEM)) ||
+	    (light_zcrx_refill && (v->flags & DMT_POOL_IO_URING)))
 		return 0;
 
 	/*
@@ -437,6 +457,8 @@ int BPF_PROG(pp_destroy, const struct page_pool *pool, __s32 inflight, __u32 hol
 		__sync_fetch_and_or(&v->flags, DMT_POOL_GONE);
 		/* the kernel frees the pool after this: light_read no longer reads it */
 		bpf_map_delete_elem(&live_pools, &k);
+		/* nor walk_zcrx its ifq: the pool's reference on it goes now */
+		bpf_map_delete_elem(&live_zcrx, &key);
 	}
 	emit(DMT_EV_POOL_RELEASE, key, v->id, v->ifindex, inflight, hold, release);
 	return 0;
@@ -1127,6 +1149,252 @@ int BPF_PROG(tx_ref_put, struct net_iov___tx *niov)
 		return 0;
 	log2_add(&v->tx_ref_time, bpf_ktime_get_ns() - r->first_ns);
 	bpf_map_delete_elem(&tx_refs, &key);
+	return 0;
+}
+
+/* ---- io_uring zero-copy receive ------------------------------------------ */
+
+/*
+ * A zcrx pool's provider call, io_pp_zc_alloc_netmems(), refills the pool's
+ * alloc cache (up to PP_ALLOC_CACHE_REFILL niovs) from the refill ring, or
+ * from the areas' freelists when the ring gives none, and returns 0 when
+ * both are empty (zcrx's allocation failure). Per pool (zcrx_pools): calls,
+ * niovs, failures, the call's latency and the ring entries it took (the
+ * ring's cached head before and after: the kernel's own index, not the
+ * ring memory user space writes). The interface queue's areas and ring are
+ * read at snapshot time by walk_zcrx, only for pools these hooks saw alive
+ * (live_zcrx, above: added at a provider call, removed at the pool's final
+ * page_pool_release; the pool holds a reference on its ifq until then).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DMT_MAX_ZCRX_POOLS);
+	__type(key, struct dmt_pool_key);
+	__type(value, struct dmt_zcrx_pool);
+} zcrx_pools SEC(".maps");
+
+struct zcrx_call {
+	__u64 ts;
+	__u32 head;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct zcrx_call);
+} zcrx_start SEC(".maps");
+
+static const struct dmt_zcrx_pool zcrx_template = {};
+
+/* Output of walk_zcrx, read by user space right after the test run. */
+struct dmt_zcrx_walk zcrx_walk_out = {};
+
+/* The refill ring's cached head: entries the kernel has taken, ever (u32). */
+static __always_inline __u32 zcrx_rq_head(const void *ifq)
+{
+	const struct io_zcrx_ifq___areas *a = ifq;
+	const struct io_zcrx_ifq___one_area *o = ifq;
+
+	if (bpf_core_field_exists(a->rq))
+		return BPF_CORE_READ(a, rq.cached_head);
+	if (bpf_core_field_exists(o->cached_rq_head))
+		return BPF_CORE_READ(o, cached_rq_head);
+	return 0;
+}
+
+SEC("fentry/io_pp_zc_alloc_netmems")
+int BPF_PROG(zc_alloc_entry, struct page_pool *pool)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct zcrx_call call = { .ts = bpf_ktime_get_ns() };
+
+	call.head = zcrx_rq_head(BPF_CORE_READ(pool, mp_priv));
+	bpf_map_update_elem(&zcrx_start, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+static __noinline struct dmt_zcrx_pool *zcrx_pool_get(const struct page_pool *pool)
+{
+	struct dmt_pool_key k = { .addr = (__u64)pool };
+	struct zcrx_live live = {};
+	struct dmt_zcrx_pool *z;
+	__u64 addr = (__u64)pool;
+
+	if (!pool)
+		return NULL;
+	k.id = BPF_CORE_READ(pool, user.id);
+	z = bpf_map_lookup_elem(&zcrx_pools, &k);
+	if (z)
+		return z;
+	bpf_map_update_elem(&zcrx_pools, &k, &zcrx_template, BPF_NOEXIST);
+	z = bpf_map_lookup_elem(&zcrx_pools, &k);
+	if (!z) {
+		cnt_inc(DMT_CNT_ZCRX_MAP_FULL, 1);
+		return NULL;
+	}
+	z->ifq = (__u64)BPF_CORE_READ(pool, mp_priv);
+	live.ifq = z->ifq;
+	live.id = k.id;
+	bpf_map_update_elem(&live_zcrx, &addr, &live, BPF_ANY);
+	return z;
+}
+
+/*
+ * One pool's provider calls are serialised (its NAPI context): plain
+ * increments on its entry. Return value by bpf_get_func_ret(), as above.
+ */
+SEC("fexit/io_pp_zc_alloc_netmems")
+int BPF_PROG(zc_alloc_exit, struct page_pool *pool)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct dmt_zcrx_pool *z;
+	struct zcrx_call *call;
+	__u64 ret = 0;
+	__u32 n, rqes;
+
+	bpf_get_func_ret(ctx, &ret);
+	pool_batch_close(pool);
+	call = bpf_map_lookup_elem(&zcrx_start, &tid);
+	z = zcrx_pool_get(pool);
+	if (!call) {
+		cnt_inc(DMT_CNT_LAT_MISSED, 1);
+	} else if (z) {
+		rqes = zcrx_rq_head(BPF_CORE_READ(pool, mp_priv)) - call->head;
+		log2_add(&z->alloc_lat, bpf_ktime_get_ns() - call->ts);
+		if (rqes) {
+			z->rq_refills++;
+			z->rqes += rqes;
+			batch_add(&z->rq_batch, rqes);
+		}
+	}
+	if (call)
+		bpf_map_delete_elem(&zcrx_start, &tid);
+	if (!z)
+		return 0;
+	if (!ret) {
+		z->alloc_fail++;
+		return 0;
+	}
+	/* one returned, the rest went into the pool's alloc cache */
+	n = 1 + BPF_CORE_READ(pool, alloc.count);
+	z->alloc_calls++;
+	z->alloc_niovs += n;
+	if (light_zcrx_refill)
+		provider_refill(pool, n);
+	return 0;
+}
+
+/* The user-space references of an area's niovs, 32 at a time. */
+#define ZCRX_REFS_STEP		32
+#define MAX_ZCRX_NIOVS		(1 << 22)
+
+struct zcrx_refs_walk {
+	const atomic_t *refs;
+	__u64 n;
+	__u64 held;
+	__s32 err;
+};
+
+static long zcrx_refs_step(__u64 i, struct zcrx_refs_walk *w)
+{
+	__u32 buf[ZCRX_REFS_STEP] = {};
+	__u64 off = i * ZCRX_REFS_STEP;
+	__u32 cnt;
+
+	if (off >= w->n)
+		return 1;
+	cnt = w->n - off < ZCRX_REFS_STEP ? w->n - off : ZCRX_REFS_STEP;
+	if (bpf_probe_read_kernel(buf, cnt * sizeof(__u32), w->refs + off)) {
+		w->err = -2;
+		return 1;
+	}
+	for (__u32 k = 0; k < ZCRX_REFS_STEP; k++)
+		if (k < cnt && buf[k])
+			w->held++;
+	return 0;
+}
+
+static __noinline int zcrx_walk(__u64 addr, struct dmt_zcrx_walk *w)
+{
+	const struct io_zcrx_ifq___areas *a = (void *)addr;
+	const struct io_zcrx_ifq___one_area *o = (void *)addr;
+	const struct io_zcrx_ifq *ifq = (void *)addr;
+	struct io_zcrx_area *areas[DMT_ZCRX_MAX_AREAS] = {};
+	__u32 nr = 0, shift, head, tail;
+
+	if (!addr)
+		return -1;
+	shift = BPF_CORE_READ(ifq, niov_shift);
+	w->niov_size = shift < 32 ? 1U << shift : 0;
+	if (bpf_core_field_exists(a->areas)) {
+		struct io_zcrx_area **arr = BPF_CORE_READ(a, areas);
+
+		w->layout = 2;
+		w->nr_areas = BPF_CORE_READ(a, nr_areas);
+		nr = w->nr_areas < DMT_ZCRX_MAX_AREAS ? w->nr_areas : DMT_ZCRX_MAX_AREAS;
+		if (nr && bpf_probe_read_kernel(areas, nr * sizeof(areas[0]), arr))
+			return -2;
+		head = BPF_CORE_READ(a, rq.cached_head);
+		tail = BPF_CORE_READ(a, rq.ring, tail);
+		w->rq_entries = BPF_CORE_READ(a, rq.nr_entries);
+	} else if (bpf_core_field_exists(o->area)) {
+		w->layout = 1;
+		areas[0] = BPF_CORE_READ(o, area);
+		nr = w->nr_areas = areas[0] ? 1 : 0;
+		head = BPF_CORE_READ(o, cached_rq_head);
+		tail = BPF_CORE_READ(o, rq_ring, tail);
+		w->rq_entries = BPF_CORE_READ(o, rq_entries);
+	} else {
+		return -3;
+	}
+	/* the tail is user space's to write: never more than the ring holds */
+	w->rq_pending = tail - head;
+	if (w->rq_pending > w->rq_entries)
+		w->rq_pending = w->rq_entries;
+	for (__u32 i = 0; i < DMT_ZCRX_MAX_AREAS; i++) {
+		struct zcrx_refs_walk rw = {};
+		struct io_zcrx_area *area;
+
+		if (i >= nr)
+			break;
+		area = areas[i];
+		if (!area)
+			continue;
+		rw.refs = BPF_CORE_READ(area, user_refs);
+		rw.n = BPF_CORE_READ(area, nia.num_niovs);
+		if (rw.n > MAX_ZCRX_NIOVS || !rw.refs)
+			return -2;
+		w->niovs += rw.n;
+		w->free_niovs += BPF_CORE_READ(area, free_count);
+		bpf_loop((rw.n + ZCRX_REFS_STEP - 1) / ZCRX_REFS_STEP, zcrx_refs_step, &rw, 0);
+		if (rw.err)
+			return rw.err;
+		w->user_niovs += rw.held;
+	}
+	/* areas past the ones read would make every figure short: none then */
+	return w->nr_areas > DMT_ZCRX_MAX_AREAS ? -5 : 0;
+}
+
+/*
+ * Run on demand by user space (BPF_PROG_TEST_RUN; arguments: the pool's
+ * address and id) at snapshot time, for zcrx pools the hooks saw alive.
+ */
+SEC("raw_tp")
+int walk_zcrx(__u64 *ctx)
+{
+	__u64 addr = ctx[0];
+	struct zcrx_live *l = bpf_map_lookup_elem(&live_zcrx, &addr);
+	struct dmt_zcrx_walk w = {};
+
+	if (!l || l->id != (__u32)ctx[1]) {
+		w.err = DMT_WALK_UNKNOWN;
+	} else {
+		w.ifq = l->ifq;
+		w.err = zcrx_walk(l->ifq, &w);
+	}
+	zcrx_walk_out = w;
 	return 0;
 }
 

@@ -162,6 +162,40 @@ struct dmt_walk {
 /* walk_binding's err for an address that is not a live binding we saw */
 #define DMT_WALK_UNKNOWN	(-4)
 
+/*
+ * One io_uring zcrx page pool (zcrx_pools, keyed by the pool's key): its
+ * provider calls since the collector attached. A call refills the pool's
+ * alloc cache from the refill ring (niovs user space returned) or, when
+ * that gives none, from the area's freelist.
+ */
+struct dmt_zcrx_pool {
+	__u64 ifq;		/* pool->mp_priv: the interface queue */
+	__u64 alloc_calls;	/* calls that returned niovs */
+	__u64 alloc_niovs;	/* niovs those calls handed to the pool */
+	__u64 alloc_fail;	/* calls that returned none: ring and areas empty */
+	__u64 rq_refills;	/* calls that took refill ring entries */
+	__u64 rqes;		/* refill ring entries taken */
+	struct dmt_log2_hist alloc_lat;		/* ns per call */
+	struct dmt_batch_hist rq_batch;		/* ring entries taken per call that took any */
+};
+#define DMT_MAX_ZCRX_POOLS	256
+/* areas the walk reads per interface queue (7.3 registers one; more are added by ctrl) */
+#define DMT_ZCRX_MAX_AREAS	8
+
+/* Result of the on-demand zcrx walk (walk_zcrx program), of one pool's ifq. */
+struct dmt_zcrx_walk {
+	__u64 ifq;
+	__u64 niovs;		/* in its areas */
+	__u64 free_niovs;	/* on the areas' freelists */
+	__u64 user_niovs;	/* held by user space: fragments handed out, not taken back */
+	__u32 rq_pending;	/* refill ring entries returned, not yet taken */
+	__u32 rq_entries;	/* refill ring size */
+	__u32 niov_size;
+	__u32 nr_areas;
+	__s32 err;		/* 0, DMT_WALK_UNKNOWN, or < 0: the walk failed */
+	__u32 layout;		/* 1 one area (6.15-6.18), 2 areas array (7.x) */
+};
+
 /* Result of the light-mode counter read (light_read program). */
 enum dmt_light_status {
 	DMT_LIGHT_NONE = 0,
@@ -211,6 +245,7 @@ enum dmt_counter {
 	DMT_CNT_LAT_MISSED,
 	DMT_CNT_TX_NO_BINDING,	/* devmem sends naming no TX binding of this device */
 	DMT_CNT_TX_REF_LOST,	/* TX niov references not timed (map full, or unmatched) */
+	DMT_CNT_ZCRX_MAP_FULL,	/* zcrx pools not tracked: zcrx_pools full */
 	DMT_CNT__MAX,
 };
 

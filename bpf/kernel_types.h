@@ -219,6 +219,70 @@ struct dmabuf_genpool_chunk_owner___tx {
 	struct net_devmem_dmabuf_binding *binding;
 };
 
+/*
+ * io_uring zero-copy receive (zcrx): a zcrx pool's mp_priv is its
+ * interface queue (struct io_zcrx_ifq), which owns the user-memory areas
+ * its niovs come from and the refill ring user space returns them
+ * through. Upstream "io_uring/zcrx: add interface queue and refill queue"
+ * (6.15); not in the 6.12.117 base (no zcrx at all). Two layouts:
+ *
+ *   ___one_area  one area (ifq->area), the ring as struct io_uring
+ *                (ifq->rq_ring, cached_rq_head, rq_entries): 6.15 to at
+ *                least 6.18 (the host's kernel)
+ *   ___areas     an array of areas (ifq->areas, nr_areas) and the ring in
+ *                struct zcrx_rq (ifq->rq.ring, cached_head, nr_entries):
+ *                7.3 (upstream "io_uring/zcrx: allow multiple areas")
+ *
+ * A niov is user space's from the CQE that hands it out until the kernel
+ * takes its refill ring entry: area->user_refs[i] counts its fragments
+ * held (an atomic_t per niov). area->free_count niovs are on the area's
+ * freelist.
+ */
+struct net_iov_area___zcrx {
+	unsigned long num_niovs;
+};
+
+struct io_zcrx_area {
+	struct net_iov_area___zcrx nia;
+	atomic_t *user_refs;
+	__u32 free_count;
+};
+
+struct io_zcrx_ifq {
+	unsigned int niov_shift;
+	__u32 if_rxq;
+	struct net_device *netdev;
+};
+
+struct io_uring___zcrx {
+	__u32 head;
+	__u32 tail;
+};
+
+struct io_zcrx_ifq___one_area {
+	struct io_zcrx_area *area;
+	struct io_uring___zcrx *rq_ring;
+	__u32 cached_rq_head;
+	__u32 rq_entries;
+};
+
+struct zcrx_rq_hdr {
+	__u32 head;
+	__u32 tail;
+};
+
+struct zcrx_rq {
+	struct zcrx_rq_hdr *ring;
+	__u32 cached_head;
+	__u32 nr_entries;
+};
+
+struct io_zcrx_ifq___areas {
+	struct io_zcrx_area **areas;
+	unsigned int nr_areas;
+	struct zcrx_rq rq;
+};
+
 #pragma clang attribute pop
 
 #endif /* DEVMEMTOP_KERNEL_TYPES_H */

@@ -230,14 +230,15 @@ static void print_summary(const struct report *r)
 }
 
 /*
- * The kernel's own figures of each pool (page-pool-stats-get, qstats-get),
- * as last reported (objtrack_pool_update): the stats count since the
- * pool's creation.
+ * The kernel's own figures of each pool (page-pool-stats-get, qstats-get)
+ * and an io_uring zcrx pool's (its provider calls, its areas), as last
+ * reported (objtrack_pool_update): the stats count since the pool's
+ * creation.
  */
 static void print_pool_kernel(const struct report *r)
 {
-	printf("\npools, the kernel's figures (page-pool-stats-get, qstats-get; as last "
-	       "reported):\n");
+	printf("\npools, the kernel's figures (page-pool-stats-get, qstats-get, zcrx; as "
+	       "last reported):\n");
 	printf("  %-6s %-16s", "ID", "IFACE");
 	print_cols(MO_POOL, NULL, r->glob.avail);
 	printf("\n");

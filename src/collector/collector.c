@@ -126,6 +126,9 @@ static int skel_open(struct collector *c, int only)
 	c->skel->rodata->light_devmem_refill =
 		(c->ar.light || c->ar.devmem) &&
 		(c->ps[DMT_H_DM_ALLOC].wanted || c->ps[DMT_H_MP_ALLOC_EXIT].wanted);
+	/* zcrx pools the same, at fexit/io_pp_zc_alloc_netmems */
+	c->skel->rodata->light_zcrx_refill =
+		(c->ar.light || c->ar.devmem) && c->ps[DMT_H_ZC_ALLOC_EXIT].wanted;
 	for (size_t i = 0; i < DMT_H__COUNT; i++) {
 		c->ps[i].prog = bpf_object__find_program_by_name(c->skel->obj, dmt_hooks[i].name);
 		if (!c->ps[i].prog)
@@ -461,6 +464,8 @@ int collector__snapshot(struct collector *c, struct dmt_snapshot **out)
 	dmt_availability__decide(&c->ar, s->avail);
 
 	err = read_pools(c, s);
+	if (!err)
+		err = read_zcrx(c, s);
 	if (err)
 		goto err_free;
 	s->rxq_bound = s->rxq_unbound = s->rx_alloc_fail = -1;

@@ -127,6 +127,7 @@ uint32_t uref_held_why(const struct collector *c, uint32_t iter_flags,
 
 /* collector_read.c */
 int read_pools(struct collector *c, struct dmt_snapshot *s);
+int read_zcrx(struct collector *c, struct dmt_snapshot *s);
 int merge_netlink(struct collector *c, struct dmt_snapshot *s);
 void netlink_probe(struct collector *c);
 bool pool_notifications(struct collector *c);

@@ -107,11 +107,19 @@ static void probe_all(struct collector *c)
 				snprintf(s->why, sizeof(s->why),
 					 "kernel has no devmem (CONFIG_NET_DEVMEM)");
 				err = -ENOENT;
+			} else if (d->group == DMT_HG_ZCRX &&
+				   !btf_has(c->vmlinux, d->target, BTF_KIND_STRUCT)) {
+				snprintf(s->why, sizeof(s->why), "%s", DMT_NO_ZCRX);
+				err = -ENOENT;
 			}
 			break;
 		case DMT_HK_FENTRY:
 		case DMT_HK_FEXIT:
-			if (!c->ar.have_devmem) {
+			if (d->group == DMT_HG_ZCRX &&
+			    !btf_has(c->vmlinux, d->target, BTF_KIND_FUNC)) {
+				snprintf(s->why, sizeof(s->why), "%s", DMT_NO_ZCRX);
+				err = -ENOENT;
+			} else if (!c->ar.have_devmem && d->group != DMT_HG_ZCRX) {
 				snprintf(s->why, sizeof(s->why),
 					 "kernel has no devmem (CONFIG_NET_DEVMEM)");
 				err = -ENOENT;
@@ -238,19 +246,21 @@ static void choose_token_source(struct collector *c)
  * The TX figures need every TX hook: a send counted with no reference
  * taken, or references taken with none dropped, would be wrong. A kernel
  * without devmem TX (6.12) has skb_zerocopy_iter_stream without the
- * binding argument: it loads nothing of this group.
+ * binding argument: it loads nothing of this group. The zcrx figures the
+ * same: a call timed but not counted, or a walk of pools no hook saw
+ * alive (it reads none), would be figures of nothing.
  */
-static void tx_hooks(struct collector *c)
+static void all_or_none(struct collector *c, enum dmt_hook_group g)
 {
 	char why[160];
 
 	for (size_t i = 0; i < DMT_H__COUNT; i++) {
-		if (dmt_hooks[i].group != DMT_HG_TX || c->ps[i].wanted)
+		if (dmt_hooks[i].group != g || c->ps[i].wanted)
 			continue;
 		snprintf(why, sizeof(why), "needs %s: %.120s", dmt_hooks[i].name,
 			 c->ar.hook[i].why);
 		for (size_t k = 0; k < DMT_H__COUNT; k++)
-			if (dmt_hooks[k].group == DMT_HG_TX && k != i)
+			if (dmt_hooks[k].group == g && k != i)
 				unwant(c, k, why);
 		return;
 	}
@@ -332,5 +342,6 @@ void select_programs(struct collector *c)
 	choose_token_source(c);
 	if (c->ar.light)
 		apply_mode_policy(c);
-	tx_hooks(c);
+	all_or_none(c, DMT_HG_TX);
+	all_or_none(c, DMT_HG_ZCRX);
 }

@@ -114,6 +114,48 @@ out:
 	return err;
 }
 
+/* Walk the interface queue of zcrx pool (addr, id): 0, or -errno. */
+static int walk_zcrx(struct collector *c, uint64_t addr, uint32_t id, struct dmt_zcrx_walk *w)
+{
+	__u64 args[2] = { addr, id };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.walk_zcrx), &o))
+		return -errno;
+	*w = c->skel->bss->zcrx_walk_out;
+	return w->err ? -EIO : 0;
+}
+
+/*
+ * io_uring zcrx pools: their provider calls (zcrx_pools) and, for the live
+ * ones, a walk of their interface queue now. A destroyed pool's entry is
+ * reported in this snapshot, then forgotten, as read_pools does.
+ */
+int read_zcrx(struct collector *c, struct dmt_snapshot *s)
+{
+	int fd;
+
+	if (!c->ar.hook[DMT_H_ZC_ALLOC_EXIT].attached)
+		return 0;
+	fd = bpf_map__fd(c->skel->maps.zcrx_pools);
+	for (size_t i = 0; i < s->n_pools; i++) {
+		struct dmt_pool_snap *p = &s->pools[i];
+		struct dmt_pool_key k = { .addr = p->addr, .id = p->id };
+		struct dmt_zcrx_walk w = {};
+		struct dmt_zcrx_pool z;
+		bool walked;
+
+		if (p->kind != DMT_KIND_IO_URING || !p->addr || bpf_map_lookup_elem(fd, &k, &z))
+			continue;
+		walked = p->state != DMT_POOL_DESTROYED && c->ar.hook[DMT_H_WALK_ZCRX].loaded &&
+			 !walk_zcrx(c, p->addr, p->id, &w);
+		snapbuild_apply_zcrx(p, &z, walked ? &w : NULL);
+		if (p->state == DMT_POOL_DESTROYED)
+			bpf_map_delete_elem(fd, &k);
+	}
+	return 0;
+}
+
 /* Why a netdev genl request cannot be used, for the availability line. */
 static void nl_why(char *why, size_t len, const char *cmd, int err, const char *config)
 {
@@ -809,7 +851,8 @@ void read_globals(struct collector *c, struct dmt_snapshot *s)
 	s->dontneed_calls = sum[DMT_CNT_DONTNEED_CALLS];
 	s->provider_calls = sum[DMT_CNT_PROVIDER_CALLS];
 	s->ringbuf_drops = sum[DMT_CNT_RB_DROPS];
-	s->map_full = sum[DMT_CNT_POOL_MAP_FULL] + sum[DMT_CNT_BIND_MAP_FULL];
+	s->map_full = sum[DMT_CNT_POOL_MAP_FULL] + sum[DMT_CNT_BIND_MAP_FULL] +
+		      sum[DMT_CNT_ZCRX_MAP_FULL];
 	s->lat_missed = sum[DMT_CNT_LAT_MISSED];
 	s->tx_no_binding = sum[DMT_CNT_TX_NO_BINDING];
 	s->tx_ref_lost = sum[DMT_CNT_TX_REF_LOST];

@@ -253,6 +253,8 @@ static int pool_attrs(struct nlattr **tb, const char *what, struct nl_pool_info 
 			       wlen);
 	if (!err)
 		err = opt_u32(tb[NETDEV_A_PAGE_POOL_DMABUF], what, &p->dmabuf, why, wlen);
+	/* an empty nest: its presence says the provider is io_uring zcrx */
+	p->io_uring = tb[NETDEV_A_PAGE_POOL_IO_URING] != NULL;
 	return err;
 }
 

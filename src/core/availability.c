@@ -215,6 +215,29 @@ static void tx_availability(const struct dmt_attach_result *r, struct dmt_availa
 }
 
 /*
+ * io_uring zcrx pools: their provider calls from fentry/fexit on the
+ * provider (every mode but -m tp: once per refill, not per niov), their
+ * interface queue's areas and refill ring from the walk at snapshot time.
+ * The group loads whole or not at all (collector_probe.c), so the first
+ * hook missing says why; a kernel without zcrx (6.12) says so.
+ */
+static void zcrx_availability(const struct dmt_attach_result *r, struct dmt_availability *av)
+{
+	enum dmt_hook miss = !att(r, DMT_H_ZC_ALLOC_ENTRY) ? DMT_H_ZC_ALLOC_ENTRY :
+			     !att(r, DMT_H_ZC_ALLOC_EXIT) ? DMT_H_ZC_ALLOC_EXIT :
+			     !r->hook[DMT_H_WALK_ZCRX].loaded ? DMT_H_WALK_ZCRX : DMT_H__COUNT;
+
+	if (miss != DMT_H__COUNT) {
+		set_avail(&av[DMT_M_ZCRX_CALLS], false, "", why_not(r, miss));
+		set_avail(&av[DMT_M_ZCRX_AREA], false, "", why_not(r, miss));
+		return;
+	}
+	set_avail(&av[DMT_M_ZCRX_CALLS], true, "fentry/fexit io_pp_zc_alloc_netmems", "");
+	set_avail(&av[DMT_M_ZCRX_AREA], true, "walk of the pool's io_zcrx_ifq at snapshot time",
+		  "");
+}
+
+/*
  * Binding metrics. Light mode differs where the full mode needs a per-page,
  * per-niov or per-token program: occupancy comes from the walk, in-pools
  * from the pools' counters, frag tokens and free latency are unavailable.
@@ -263,6 +286,7 @@ void dmt_availability__decide(const struct dmt_attach_result *r, struct dmt_avai
 	set_avail(&av[DMT_M_POOL_NID], att(r, DMT_H_PP_NID), "tp_btf/page_pool_update_nid",
 		  why_not(r, DMT_H_PP_NID));
 	binding_availability(r, av);
+	zcrx_availability(r, av);
 	set_avail(&av[DMT_M_NETLINK], r->netlink, "netdev genl page-pool-get", r->nl_why);
 	/* read at snapshot time in every mode: no program, no per-event cost */
 	set_avail(&av[DMT_M_POOL_STATS], r->netlink && r->pp_stats,

@@ -100,6 +100,15 @@ const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT] = {
 	H(TX_ITER_EXIT, "tx_iter_exit", FEXIT, "skb_zerocopy_iter_stream", TX, FULL, MODE),
 	H(TX_REF_GET, "tx_ref_get", FENTRY, "net_devmem_get_net_iov", TX, FULL, PER_NIOV),
 	H(TX_REF_PUT, "tx_ref_put", FENTRY, "net_devmem_put_net_iov", TX, FULL, PER_NIOV),
+	/*
+	 * io_uring zcrx pools: once per provider call (one refill of up to 64
+	 * niovs), as the devmem provider's hooks, so light mode keeps them;
+	 * the walk reads the pools' interface queues at snapshot time. All
+	 * three or none (collector_probe.c, zcrx_hooks).
+	 */
+	H(ZC_ALLOC_ENTRY, "zc_alloc_entry", FENTRY, "io_pp_zc_alloc_netmems", ZCRX, NOT_TP, MODE),
+	H(ZC_ALLOC_EXIT, "zc_alloc_exit", FEXIT, "io_pp_zc_alloc_netmems", ZCRX, NOT_TP, MODE),
+	H(WALK_ZCRX, "walk_zcrx", RUN, "io_zcrx_ifq", ZCRX, NOT_TP, MODE),
 };
 
 unsigned int dmt_mode_bit(int force_mode)

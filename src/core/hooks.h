@@ -34,6 +34,7 @@ enum dmt_hook_group {
 	DMT_HG_LIGHT,		/* light mode: pool counters read at snapshot time */
 	DMT_HG_UREF_TP,		/* SO_DEVMEM_AUTORELEASE off (kernel-patches 0012) */
 	DMT_HG_TX,		/* devmem TX: sends and skb references (fentry/fexit) */
+	DMT_HG_ZCRX,		/* io_uring zcrx: provider calls, area walk */
 };
 
 enum dmt_hook {
@@ -75,6 +76,9 @@ enum dmt_hook {
 	DMT_H_TX_ITER_EXIT,
 	DMT_H_TX_REF_GET,
 	DMT_H_TX_REF_PUT,
+	DMT_H_ZC_ALLOC_ENTRY,
+	DMT_H_ZC_ALLOC_EXIT,
+	DMT_H_WALK_ZCRX,
 	DMT_H__COUNT,
 };
 
@@ -113,6 +117,9 @@ struct dmt_hook_desc {
 };
 
 extern const struct dmt_hook_desc dmt_hooks[DMT_H__COUNT];
+
+/* Why the zcrx group does not load on a kernel without it (6.12). */
+#define DMT_NO_ZCRX	"kernel has no io_uring zero-copy receive (CONFIG_IO_URING_ZCRX, 6.15+)"
 
 /* The DMT_MM_* bit of a collector_opts.force_mode (-1: auto). */
 unsigned int dmt_mode_bit(int force_mode);

@@ -134,6 +134,23 @@ static bool pool_refill_batch_mean(const void *o, double *v)
 	return true;
 }
 
+/* io_uring zcrx figures: a zcrx pool's (another pool has none: null, not 0) */
+static bool pool_is_zcrx(const void *o)
+{
+	return ((const struct dmt_pool_snap *)o)->zcrx;
+}
+
+/* niovs of the areas neither free nor held by user space */
+static bool pool_zcrx_kernel_niovs(const void *o, double *v)
+{
+	const struct dmt_pool_snap *p = o;
+
+	if (!p->zcrx || p->zcrx_niovs < 0 || p->zcrx_free_niovs < 0 || p->zcrx_user_niovs < 0)
+		return false;
+	*v = (double)(p->zcrx_niovs - p->zcrx_free_niovs - p->zcrx_user_niovs);
+	return true;
+}
+
 #define F(field, r) .off = offsetof(struct dmt_binding_snap, field), .repr = r
 #define D(fn) .repr = MR_DERIVED, .derive = fn, .integral = true
 #define BH(field) .kind = MK_LOG2, .off = offsetof(struct dmt_binding_snap, field), \
@@ -147,6 +164,8 @@ static bool pool_refill_batch_mean(const void *o, double *v)
 #define PK(field, r) .obj = MO_POOL, .off = offsetof(struct dmt_pool_snap, field), .repr = r
 #define PPS(i) PK(pps[DMT_PPS_##i], MR_I64), .avail = DMT_M_POOL_STATS
 #define PD(fn) .obj = MO_POOL, .repr = MR_DERIVED, .derive = fn
+/* a zcrx pool's figure (issue 35): known and exported for zcrx pools only */
+#define ZC(m) .known = pool_is_zcrx, .present = pool_is_zcrx, .avail = m
 #define PPS_WHY "needs CONFIG_PAGE_POOL_STATS and a pool listed by page-pool-get"
 #define GF(field, r) .obj = MO_GLOBAL, .off = offsetof(struct dmt_snapshot, field), .repr = r
 #define NL_WHY "needs the netdev genl family to list the pool " \
@@ -299,6 +318,89 @@ const struct mdef mdefs[] = {
 	  .absent = "only for drivers that report per-queue qstats", .gate = true,
 	  .rec_tag = 15, .better = MB_LOWER,
 	  .col = "QAFAIL", .title = "queue rx-alloc-fail" },
+
+	/*
+	 * io_uring zcrx pools (issue 35): the provider's calls since attach,
+	 * and the pool's interface queue (areas, refill ring) at snapshot
+	 * time. Other pools have no series and are null: not zcrx, not 0.
+	 */
+	{ "pool.zcrx_alloc_calls", MT_COUNTER, MU_NIOVS,
+	  "zcrx provider calls that refilled the pool (from the refill ring or the area).",
+	  PK(zcrx_alloc_calls, MR_U64), ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_alloc_calls",
+	  .prom = "devmemtop_page_pool_zcrx_alloc_calls_total", .gate = true, .rec_tag = 16,
+	  .positive = true },
+	{ "pool.zcrx_alloc_niovs", MT_COUNTER, MU_ITEMS,
+	  "niovs those calls handed to the pool.",
+	  PK(zcrx_alloc_niovs, MR_U64), ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_alloc_niovs",
+	  .prom = "devmemtop_page_pool_zcrx_alloc_niovs_total", .gate = true, .rec_tag = 17,
+	  .positive = true },
+	{ "pool.zcrx_alloc_fail", MT_COUNTER, MU_NIOVS,
+	  "zcrx provider calls that found the refill ring and every area empty (nothing "
+	  "allocated: the queue drops until user space returns buffers).",
+	  PK(zcrx_alloc_fail, MR_U64), ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_alloc_fail",
+	  .prom = "devmemtop_page_pool_zcrx_alloc_fail_total", .gate = true, .rec_tag = 18,
+	  .better = MB_LOWER, .col = "ZC.FAIL", .title = "zcrx allocation failures" },
+	{ "pool.zcrx_rq_refills", MT_COUNTER, MU_NIOVS,
+	  "zcrx provider calls that took entries from the refill ring.",
+	  PK(zcrx_rq_refills, MR_U64), ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_rq_refills",
+	  .prom = "devmemtop_page_pool_zcrx_refill_ring_refills_total", .gate = true,
+	  .rec_tag = 19 },
+	{ "pool.zcrx_rq_taken", MT_COUNTER, MU_ITEMS,
+	  "Refill ring entries the kernel took back (buffers user space returned).",
+	  PK(zcrx_rqes, MR_U64), ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_rq_taken",
+	  .prom = "devmemtop_page_pool_zcrx_refill_ring_taken_total", .gate = true,
+	  .rec_tag = 20 },
+	{ "pool.zcrx_alloc_latency", MT_GAUGE, MU_NS,
+	  "Time per zcrx provider call (one refill of the pool's alloc cache).",
+	  .obj = MO_POOL, .kind = MK_LOG2, .off = offsetof(struct dmt_pool_snap, zcrx_alloc_lat_ns),
+	  ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_alloc_latency_ns",
+	  .prom = "devmemtop_page_pool_zcrx_alloc_latency_seconds", .prom_div = 1e9,
+	  .prom_native = "devmemtop_page_pool_zcrx_alloc_latency_nanoseconds",
+	  .native_help = "Time per zcrx provider call, in nanoseconds (native histogram).",
+	  .gate = true, .better = MB_LOWER, .positive = true, .rec_tag = 21 },
+	{ "pool.zcrx_rq_batch", MT_GAUGE, MU_ITEMS,
+	  "Refill ring entries taken per zcrx provider call that took any (the ring's refill "
+	  "batch).",
+	  .obj = MO_POOL, .kind = MK_BATCH, .off = offsetof(struct dmt_pool_snap, zcrx_rq_batch),
+	  ZC(DMT_M_ZCRX_CALLS), .json = "zcrx_rq_batch",
+	  .prom = "devmemtop_page_pool_zcrx_refill_ring_batch_entries", .gate = true,
+	  .better = MB_HIGHER, .positive = true, .rec_tag = 22 },
+	{ "pool.zcrx_area_niovs", MT_GAUGE, MU_NIOVS,
+	  "niovs in the areas of the pool's zcrx interface queue.",
+	  PK(zcrx_niovs, MR_I64), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_area_niovs",
+	  .prom = "devmemtop_page_pool_zcrx_area_niovs", .gate = true, .agg = MA_MAX,
+	  .rec_tag = 23 },
+	{ "pool.zcrx_free_niovs", MT_GAUGE, MU_NIOVS,
+	  "niovs on the areas' freelists (in no pool, not held by user space).",
+	  PK(zcrx_free_niovs, MR_I64), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_free_niovs",
+	  .prom = "devmemtop_page_pool_zcrx_free_niovs", .gate = true, .agg = MA_MAX,
+	  .rec_tag = 24 },
+	{ "pool.zcrx_user_niovs", MT_GAUGE, MU_NIOVS,
+	  "niovs held by user space: handed out in completions and not yet taken back by the "
+	  "kernel (returned through the refill ring or not).",
+	  PK(zcrx_user_niovs, MR_I64), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_user_niovs",
+	  .prom = "devmemtop_page_pool_zcrx_user_niovs", .gate = true, .agg = MA_MAX,
+	  .rec_tag = 25, .col = "ZC.USER", .title = "zcrx niovs held by user space" },
+	{ "pool.zcrx_rq_pending", MT_GAUGE, MU_ITEMS,
+	  "Refill ring entries user space returned that the kernel has not taken yet.",
+	  PK(zcrx_rq_pending, MR_I64), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_rq_pending",
+	  .prom = "devmemtop_page_pool_zcrx_refill_ring_pending", .gate = true, .agg = MA_MAX,
+	  .rec_tag = 26 },
+	{ "pool.zcrx_kernel_niovs", MT_GAUGE, MU_NIOVS,
+	  "niovs of the areas in the kernel: in the pools' caches and rings, and in skbs not "
+	  "yet received (area - free - held by user space).",
+	  PD(pool_zcrx_kernel_niovs), .integral = true, ZC(DMT_M_ZCRX_AREA),
+	  .json = "zcrx_kernel_niovs", .prom = "devmemtop_page_pool_zcrx_kernel_niovs",
+	  .gate = true, .agg = MA_MAX },
+	{ "pool.zcrx_rq_size", MT_GAUGE, MU_ITEMS, "Entries of the zcrx refill ring.",
+	  PK(zcrx_rq_size, MR_I64), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_rq_size",
+	  .rec_tag = 27 },
+	{ "pool.zcrx_niov_size", MT_GAUGE, MU_BYTES, "Bytes per niov of the zcrx areas.",
+	  PK(zcrx_niov_size, MR_U32_NZ), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_niov_size",
+	  .rec_tag = 28 },
+	{ "pool.zcrx_areas", MT_GAUGE, MU_NIOVS, "Areas of the pool's zcrx interface queue.",
+	  PK(zcrx_areas, MR_U32_NZ), ZC(DMT_M_ZCRX_AREA), .json = "zcrx_areas",
+	  .rec_tag = 29 },
 
 	/* the snapshot as a whole: kernel-wide devmem counters */
 	{ "dontneed.tokens", MT_COUNTER, MU_NIOVS,

@@ -156,10 +156,12 @@ static uint64_t put_addr_value(const struct rec_buf *b, uint64_t addr)
  * records are length-prefixed); this one skips tags it does not know.
  */
 enum rec_pool_tag {
-	REC_POOL_FLAGS = 1,		/* bit 0: holds/releases unknown (light mode) */
+	REC_POOL_FLAGS = 1,		/* bit 0: holds/releases unknown (light mode),
+					 * bit 1: an io_uring zcrx pool the zcrx hooks saw */
 	/* 2 and up: the metric table's pool rows (rec_tag) */
 };
 #define REC_POOL_F_COUNTERS_UNKNOWN	(1u << 0)
+#define REC_POOL_F_ZCRX			(1u << 1)
 
 /* Whether row d of object kind obj is stored in a tail: scalars, or histograms. */
 static bool tail_row(const struct mdef *d, enum mdef_obj obj, bool hist)
@@ -167,20 +169,30 @@ static bool tail_row(const struct mdef *d, enum mdef_obj obj, bool hist)
 	return d->obj == obj && d->rec_tag && (d->kind != MK_SCALAR) == hist;
 }
 
-/* The metric table's rows of object kind obj stored in its tail. */
-static uint16_t tail_rows(enum mdef_obj obj, bool hist)
+/*
+ * Whether row d of object o is written: a pool's row only where it has a
+ * series (present()): the zcrx rows of a pool that is no zcrx pool are
+ * left out, and read back unknown, as they were (get_tail_unknown).
+ */
+static bool row_stored(const struct mdef *d, enum mdef_obj obj, bool hist, const void *o)
+{
+	return tail_row(d, obj, hist) && (obj != MO_POOL || mdef_present(d, o));
+}
+
+/* The metric table's rows of object o, of kind obj, stored in its tail. */
+static uint16_t tail_rows(enum mdef_obj obj, bool hist, const void *o)
 {
 	uint16_t n = 0;
 
 	for (size_t i = 0; i < mdef_count; i++)
-		n += tail_row(&mdefs[i], obj, hist);
+		n += row_stored(&mdefs[i], obj, hist, o);
 	return n;
 }
 
 static void put_tail_rows(struct rec_buf *b, enum mdef_obj obj, const void *o)
 {
 	for (size_t i = 0; i < mdef_count; i++) {
-		if (!tail_row(&mdefs[i], obj, false))
+		if (!row_stored(&mdefs[i], obj, false, o))
 			continue;
 		put_u16(b, mdefs[i].rec_tag);
 		put_u64(b, mdef_raw(&mdefs[i], o));
@@ -196,7 +208,7 @@ static void put_tail_rows(struct rec_buf *b, enum mdef_obj obj, const void *o)
  */
 static void put_hist_tail(struct rec_buf *b, enum mdef_obj obj, const void *o)
 {
-	uint16_t n = tail_rows(obj, true);
+	uint16_t n = tail_rows(obj, true, o);
 
 	if (!n)
 		return;
@@ -206,7 +218,7 @@ static void put_hist_tail(struct rec_buf *b, enum mdef_obj obj, const void *o)
 		const struct hist_batch *hb = mdef_batch(d, o);
 		const struct hist_log2 *hl = mdef_log2(d, o);
 
-		if (!tail_row(d, obj, true))
+		if (!row_stored(d, obj, true, o))
 			continue;
 		put_u16(b, d->rec_tag);
 		if (hl)
@@ -218,9 +230,10 @@ static void put_hist_tail(struct rec_buf *b, enum mdef_obj obj, const void *o)
 
 static void put_pool_tail(struct rec_buf *b, const struct dmt_pool_snap *p)
 {
-	put_u16(b, 1 + tail_rows(MO_POOL, false));
+	put_u16(b, 1 + tail_rows(MO_POOL, false, p));
 	put_u16(b, REC_POOL_FLAGS);
-	put_u64(b, p->counters_unknown ? REC_POOL_F_COUNTERS_UNKNOWN : 0);
+	put_u64(b, (p->counters_unknown ? REC_POOL_F_COUNTERS_UNKNOWN : 0) |
+		   (p->zcrx ? REC_POOL_F_ZCRX : 0));
 	put_tail_rows(b, MO_POOL, p);
 }
 
@@ -272,7 +285,7 @@ static void put_log2(struct rec_buf *b, const struct hist_log2 *h)
  */
 static void put_binding_tail(struct rec_buf *b, const struct dmt_binding_snap *d)
 {
-	put_u16(b, tail_rows(MO_BINDING, false));
+	put_u16(b, tail_rows(MO_BINDING, false, d));
 	put_tail_rows(b, MO_BINDING, d);
 }
 
@@ -380,9 +393,9 @@ static void put_holder_cgroups(struct rec_buf *b, const struct dmt_snapshot *s)
  */
 static void put_snapshot_tail(struct rec_buf *b, const struct dmt_snapshot *s)
 {
-	uint16_t n = tail_rows(MO_GLOBAL, false);
+	uint16_t n = tail_rows(MO_GLOBAL, false, s);
 
-	if (!n && !tail_rows(MO_GLOBAL, true))
+	if (!n && !tail_rows(MO_GLOBAL, true, s))
 		return;
 	/* the histograms follow the scalars' tail, if need be an empty one */
 	put_u16(b, n);
@@ -802,10 +815,12 @@ static void get_pool_tail(struct rd *r, struct dmt_pool_snap *p, bool light)
 		uint16_t tag = get_u16(r, "pool tail");
 		uint64_t v = get_u64(r, "pool tail");
 
-		if (tag == REC_POOL_FLAGS)
+		if (tag == REC_POOL_FLAGS) {
 			p->counters_unknown = v & REC_POOL_F_COUNTERS_UNKNOWN;
-		else
+			p->zcrx = v & REC_POOL_F_ZCRX;
+		} else {
 			get_tail_row(MO_POOL, p, tag, v);
+		}
 	}
 }
 

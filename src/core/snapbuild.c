@@ -21,12 +21,19 @@ enum dmt_pool_kind snapbuild_pool_kind(const struct dmt_pool *v)
 	return DMT_KIND_OTHER;	/* a provider we do not know, or kallsyms hidden */
 }
 
+static void pool_zcrx_unknown(struct dmt_pool_snap *p)
+{
+	p->zcrx_niovs = p->zcrx_free_niovs = p->zcrx_user_niovs = -1;
+	p->zcrx_rq_pending = p->zcrx_rq_size = -1;
+}
+
 void snapbuild_pool_kernel_unknown(struct dmt_pool_snap *p)
 {
 	for (int i = 0; i < DMT_PPS__COUNT; i++)
 		p->pps[i] = -1;
 	p->queue_alloc_fail = -1;
 	p->slow_holds = p->slow_calls = 0;
+	pool_zcrx_unknown(p);
 }
 
 void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p)
@@ -115,7 +122,8 @@ int snapbuild_merge_netlink(struct dmt_snapshot *s, const struct nl_pool_info *n
 			p->id = nlp[i].id;
 			p->queue = -1;
 			p->destroy_inflight = -1;
-			p->kind = nlp[i].dmabuf ? DMT_KIND_DEVMEM : DMT_KIND_PAGES;
+			p->kind = nlp[i].dmabuf ? DMT_KIND_DEVMEM :
+				  nlp[i].io_uring ? DMT_KIND_IO_URING : DMT_KIND_PAGES;
 			p->binding_id = nlp[i].dmabuf;
 			p->inflight = nlp[i].inflight;
 			p->state = nlp[i].detach_time ? DMT_POOL_ZOMBIE : DMT_POOL_ALIVE;
@@ -362,6 +370,33 @@ int snapbuild_link_pools(struct dmt_snapshot *s, struct snapbuild_addrs *addrs)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+void snapbuild_apply_zcrx(struct dmt_pool_snap *p, const struct dmt_zcrx_pool *z,
+			  const struct dmt_zcrx_walk *w)
+{
+	if (!z)
+		return;
+	p->zcrx = true;
+	p->zcrx_alloc_calls = z->alloc_calls;
+	p->zcrx_alloc_niovs = z->alloc_niovs;
+	p->zcrx_alloc_fail = z->alloc_fail;
+	p->zcrx_rq_refills = z->rq_refills;
+	p->zcrx_rqes = z->rqes;
+	copy_log2(&p->zcrx_alloc_lat_ns, &z->alloc_lat);
+	memcpy(p->zcrx_rq_batch.slots, z->rq_batch.slots, sizeof(p->zcrx_rq_batch.slots));
+	p->zcrx_rq_batch.count = z->rq_batch.count;
+	p->zcrx_rq_batch.sum = z->rq_batch.sum;
+	pool_zcrx_unknown(p);
+	if (!w || w->err || w->ifq != z->ifq)
+		return;
+	p->zcrx_niovs = (int64_t)w->niovs;
+	p->zcrx_free_niovs = (int64_t)w->free_niovs;
+	p->zcrx_user_niovs = (int64_t)w->user_niovs;
+	p->zcrx_rq_pending = w->rq_pending;
+	p->zcrx_rq_size = w->rq_entries;
+	p->zcrx_niov_size = w->niov_size;
+	p->zcrx_areas = w->nr_areas;
 }
 
 void snapbuild_apply_walk(struct dmt_binding_snap *b, const struct dmt_walk *w,

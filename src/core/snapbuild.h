@@ -11,6 +11,7 @@
  *   snapbuild_add_binding()    one struct dmt_binding (map value) -> binding
  *   snapbuild_link_pools()     devmem pools -> their binding (in_pools, ifname)
  *   snapbuild_apply_walk()     result of the binding walk -> binding
+ *   snapbuild_apply_zcrx()     a zcrx pool's provider calls, its ifq walk -> pool
  *   snapbuild_finish_binding() derived figures (occupancy)
  *   rate_tracker__apply()      per-second rates against the previous snapshot
  */
@@ -91,6 +92,13 @@ int snapbuild_link_pools(struct dmt_snapshot *s, struct snapbuild_addrs *addrs);
  */
 void snapbuild_apply_walk(struct dmt_binding_snap *b, const struct dmt_walk *w,
 			  enum dmt_attach_mode mode);
+/*
+ * An io_uring zcrx pool: z its provider calls (zcrx_pools map value, NULL
+ * when the hooks saw none), w the walk of its interface queue (NULL, or
+ * one that failed: the area figures stay unknown).
+ */
+void snapbuild_apply_zcrx(struct dmt_pool_snap *p, const struct dmt_zcrx_pool *z,
+			  const struct dmt_zcrx_walk *w);
 /* in_pools_known: the pool hold/release hooks are attached. */
 void snapbuild_finish_binding(struct dmt_binding_snap *b, bool in_pools_known);
 

@@ -76,6 +76,8 @@ static const char *const metric_names[DMT_M__COUNT] = {
 	[DMT_M_QSTATS]			= "netlink_qstats",
 	[DMT_M_BIND_TOKEN_EVENTS]	= "binding_token_events",
 	[DMT_M_BIND_TX]			= "binding_tx",
+	[DMT_M_ZCRX_CALLS]		= "zcrx_calls",
+	[DMT_M_ZCRX_AREA]		= "zcrx_area",
 };
 
 bool dmt_binding_tok_counts_known(const struct dmt_binding_snap *b)

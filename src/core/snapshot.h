@@ -45,6 +45,8 @@ enum dmt_metric {
 	DMT_M_QSTATS,			/* netdev genl qstats-get */
 	DMT_M_BIND_TOKEN_EVENTS,	/* tokens handed/returned/released, rx bytes */
 	DMT_M_BIND_TX,			/* devmem TX: sends, bytes, errors, skb references */
+	DMT_M_ZCRX_CALLS,		/* io_uring zcrx pools' provider calls */
+	DMT_M_ZCRX_AREA,		/* io_uring zcrx areas and refill ring, at snapshot time */
 	DMT_M__COUNT,
 };
 
@@ -182,6 +184,27 @@ struct dmt_pool_snap {
 	uint64_t slow_calls;
 	/* rx-alloc-fail of the RX queue the pool serves (qstats-get), -1 unknown */
 	int64_t queue_alloc_fail;
+
+	/*
+	 * io_uring zcrx pools (kind io_uring) whose provider calls the zcrx
+	 * hooks saw: zcrx true. Other pools: every zcrx figure unknown.
+	 */
+	bool zcrx;
+	uint64_t zcrx_alloc_calls;	/* provider calls that returned niovs */
+	uint64_t zcrx_alloc_niovs;	/* niovs they handed to the pool */
+	uint64_t zcrx_alloc_fail;	/* calls that returned none */
+	uint64_t zcrx_rq_refills;	/* calls that took refill ring entries */
+	uint64_t zcrx_rqes;		/* refill ring entries taken */
+	struct hist_log2 zcrx_alloc_lat_ns;
+	struct hist_batch zcrx_rq_batch;	/* ring entries per call that took any */
+	/* the interface queue at snapshot time (walk_zcrx), -1 unknown */
+	int64_t zcrx_niovs;		/* in its areas */
+	int64_t zcrx_free_niovs;	/* on the areas' freelists */
+	int64_t zcrx_user_niovs;	/* held by user space (returned or not) */
+	int64_t zcrx_rq_pending;	/* returned through the refill ring, not yet taken */
+	int64_t zcrx_rq_size;		/* refill ring entries */
+	uint32_t zcrx_niov_size;	/* 0 unknown */
+	uint32_t zcrx_areas;		/* 0 unknown */
 };
 
 struct dmt_binding_snap {

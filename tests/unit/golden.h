@@ -24,7 +24,7 @@
 #include "record.h"
 
 #define GOLDEN_SNAPS	4
-#define GOLDEN_POOLS	4
+#define GOLDEN_POOLS	5
 #define GOLDEN_BINDS	2
 #define GOLDEN_HOLDERS	2
 
@@ -207,6 +207,24 @@ static inline void golden_pools(struct golden_run *g, int k)
 	};
 	strcpy(p[3].ifname, "e\"v\\il\x1b");
 	hist_batch_add(&p[3].refill, 128, 1);
+	/* issue 35: an io_uring zcrx pool, 64-niov refills from its refill ring */
+	p[4] = (struct dmt_pool_snap){
+		.addr = 0xffff8880cccc0000ULL, .provider_priv = 0xffff8880dddd0000ULL, .id = 15,
+		.ifindex = 7, .queue = 1, .kind = DMT_KIND_IO_URING, .attr_src = DMT_ATTR_NETDEV,
+		.netlink_listed = true, .state = DMT_POOL_ALIVE,
+		.holds = 64 * (k + 1), .releases = 64 * k, .holds_niov = 64 * (k + 1),
+		.inflight = 64, .netlink_inflight = 64, .destroy_inflight = -1,
+		.zcrx = true, .zcrx_alloc_calls = k + 1, .zcrx_alloc_niovs = 64 * (k + 1),
+		.zcrx_alloc_fail = k == 3, .zcrx_rq_refills = k, .zcrx_rqes = 64 * k,
+		.zcrx_niovs = 1024, .zcrx_free_niovs = 1024 - 64 * (k + 1),
+		.zcrx_user_niovs = 32 + k, .zcrx_rq_pending = k, .zcrx_rq_size = 256,
+		.zcrx_niov_size = 4096, .zcrx_areas = 1,
+	};
+	strcpy(p[4].ifname, "eth0");
+	hist_batch_add(&p[4].refill, 64, k + 1);
+	hist_log2_add(&p[4].zcrx_alloc_lat_ns, 3000, k + 1);
+	if (k)
+		hist_batch_add(&p[4].zcrx_rq_batch, 64, k);
 	/*
 	 * issue 25: the kernel's page pool stats for pool 11 (slow path: 64
 	 * pages a call), none reported for the others; pool 11's queue
@@ -216,6 +234,10 @@ static inline void golden_pools(struct golden_run *g, int k)
 		for (int j = 0; j < DMT_PPS__COUNT; j++)
 			p[i].pps[j] = -1;
 		p[i].queue_alloc_fail = -1;
+		if (!p[i].zcrx) {
+			p[i].zcrx_niovs = p[i].zcrx_free_niovs = p[i].zcrx_user_niovs = -1;
+			p[i].zcrx_rq_pending = p[i].zcrx_rq_size = -1;
+		}
 	}
 	for (int j = 0; j < DMT_PPS__COUNT; j++)
 		p[0].pps[j] = 0;

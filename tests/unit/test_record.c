@@ -65,6 +65,31 @@ static struct dmt_snapshot *full_snapshot(uint64_t seq)
 		hist_batch_add(&p->refill, 64, 100 + seq);
 		hist_batch_add(&p->refill, 1, 3);
 		hist_batch_add(&p->refill, DMT_BATCH_MAX, 1);
+		/* no zcrx pool: its zcrx figures unknown, as snapbuild makes them */
+		p->zcrx_niovs = p->zcrx_free_niovs = p->zcrx_user_niovs = -1;
+		p->zcrx_rq_pending = p->zcrx_rq_size = -1;
+	}
+	{
+		/* pool 1 an io_uring zcrx pool with every zcrx figure (issue 35) */
+		struct dmt_pool_snap *z = &s->pools[1];
+
+		z->kind = DMT_KIND_IO_URING;
+		z->zcrx = true;
+		z->zcrx_alloc_calls = 40 + seq;
+		z->zcrx_alloc_niovs = 2560;
+		z->zcrx_alloc_fail = 3;
+		z->zcrx_rq_refills = 37;
+		z->zcrx_rqes = 2300;
+		hist_log2_add(&z->zcrx_alloc_lat_ns, 1500, 40);
+		hist_batch_add(&z->zcrx_rq_batch, 64, 35);
+		hist_batch_add(&z->zcrx_rq_batch, 2, 2);
+		z->zcrx_niovs = 1024;
+		z->zcrx_free_niovs = 700;
+		z->zcrx_user_niovs = 64;
+		z->zcrx_rq_pending = 0;
+		z->zcrx_rq_size = 256;
+		z->zcrx_niov_size = 4096;
+		z->zcrx_areas = 1;
 	}
 	s->n_bindings = 1;
 	s->bindings = calloc(1, sizeof(*s->bindings));
@@ -164,6 +189,42 @@ static size_t tail_len(enum mdef_obj obj)
 	return n ? 2 + 10 * n : 0;
 }
 
+/*
+ * "u16 n, n x (u16 tag, sparse histogram)": obj's histogram rows with a
+ * tag, all empty (count, sum, no slot: 20 bytes each)
+ */
+static size_t hist_tail_len(enum mdef_obj obj)
+{
+	size_t rows = 0;
+
+	for (size_t i = 0; i < mdef_count; i++)
+		rows += mdefs[i].obj == obj && mdefs[i].rec_tag != 0 &&
+			mdefs[i].kind != MK_SCALAR;
+	return rows ? 2 + rows * (2 + 8 + 8 + 2) : 0;
+}
+
+/*
+ * A pool's tails: the tagged one (flags and its rows with a series: a pool
+ * that is no zcrx pool stores none of the zcrx rows) and, when it has
+ * histogram rows with a series, theirs (empty here)
+ */
+static size_t pool_tail_len(const struct dmt_pool_snap *p)
+{
+	size_t n = 1, h = 0;
+
+	for (size_t i = 0; i < mdef_count; i++) {
+		const struct mdef *d = &mdefs[i];
+
+		if (d->obj != MO_POOL || !d->rec_tag || !mdef_present(d, p))
+			continue;
+		if (d->kind == MK_SCALAR)
+			n++;
+		else
+			h++;
+	}
+	return 2 + 10 * n + (h ? 2 + h * (2 + 8 + 8 + 2) : 0);
+}
+
 /* the snapshot's tail after the cgroups (issue 25's kernel-wide rows) */
 #define SNAP_TAIL	tail_len(MO_GLOBAL)
 #define TAIL_EMPTY	(TOKENS_EMPTY + CGROUPS_EMPTY + SNAP_TAIL)
@@ -257,6 +318,7 @@ static void test_pool_tail_absent(void **state)
 	struct rec_buf b = {};
 	const size_t n_off = 8 + 8 + 8 + 8 + 4 + 1, len_off = n_off + 4;
 	uint32_t len;
+	size_t cut;
 	char why[200];
 
 	s->mode = DMT_MODE_LIGHT;
@@ -264,12 +326,16 @@ static void test_pool_tail_absent(void **state)
 	s->pools[0].counters_unknown = false;	/* the flag comes from the file, or not */
 	assert_int_equal(rec_encode_snapshot(&b, s, s->avail), 0);
 	assert_true(s->n_pools >= 2);
-	/* drop the first pool's tail: u16 n, n x (u16 tag, u64): flags and rows */
+	/*
+	 * drop the first pool's tails: u16 n, n x (u16 tag, u64): flags and
+	 * rows; then its histogram rows' (empty: it is no zcrx pool)
+	 */
+	cut = pool_tail_len(&s->pools[0]);
 	memcpy(&len, b.p + len_off, 4);
-	memmove(b.p + len_off + 4 + len - tail_len(MO_POOL), b.p + len_off + 4 + len,
+	memmove(b.p + len_off + 4 + len - cut, b.p + len_off + 4 + len,
 		b.len - (len_off + 4 + len));
-	b.len -= tail_len(MO_POOL);
-	len -= tail_len(MO_POOL);
+	b.len -= cut;
+	len -= cut;
 	memcpy(b.p + len_off, &len, 4);
 	assert_int_equal(rec_decode_snapshot(b.p, b.len, s->avail, &d, why, sizeof(why)), 0);
 	assert_true(d->pools[0].counters_unknown);
@@ -523,12 +589,7 @@ static void test_holder_cgroups(void **state)
  */
 static size_t binding_hist_tail_len(void)
 {
-	size_t rows = 0;
-
-	for (size_t i = 0; i < mdef_count; i++)
-		rows += mdefs[i].obj == MO_BINDING && mdefs[i].rec_tag != 0 &&
-			mdefs[i].kind != MK_SCALAR;
-	return rows ? 2 + rows * (2 + 8 + 8 + 2) : 0;
+	return hist_tail_len(MO_BINDING);
 }
 
 /*
