@@ -159,6 +159,29 @@ heat("TX niov send-to-release time",
      f'sum by (le) (increase(devmemtop_binding_tx_ref_time_seconds_bucket{{{B}}}[{RI}]))', "s", w=24,
      desc="Per TX niov: from its first skb reference (the send) to its last (the skb freed after the device read it).")
 
+row("io_uring zero-copy receive")
+x[0] = 0
+ts("zcrx area: free, in the kernel, held by user space", [
+    tgt(f'sum by (ifname, queue) (devmemtop_page_pool_zcrx_free_niovs{{{B}}})', "free {{ifname}}/q{{queue}}", "A"),
+    tgt(f'sum by (ifname, queue) (devmemtop_page_pool_zcrx_kernel_niovs{{{B}}})', "in the kernel {{ifname}}/q{{queue}}", "B"),
+    tgt(f'sum by (ifname, queue) (devmemtop_page_pool_zcrx_user_niovs{{{B}}})', "user space {{ifname}}/q{{queue}}", "C"),
+   ], stack=True, desc="niovs of each zcrx interface queue's areas at snapshot time: on the freelists, in the kernel"
+                       " (pool caches, skbs not yet received) and held by user space (returned through the"
+                       " refill ring or not). Other pools have no zcrx series.")
+ts("zcrx refill ring: entries taken, pending; allocation failures", [
+    tgt(f'sum by (ifname, queue) (rate(devmemtop_page_pool_zcrx_refill_ring_taken_total{{{B}}}[{RI}]))', "taken/s {{ifname}}/q{{queue}}", "A"),
+    tgt(f'sum by (ifname, queue) (devmemtop_page_pool_zcrx_refill_ring_pending{{{B}}})', "pending {{ifname}}/q{{queue}}", "B"),
+    tgt(f'sum by (ifname, queue) (rate(devmemtop_page_pool_zcrx_alloc_fail_total{{{B}}}[{RI}]))', "failed calls/s {{ifname}}/q{{queue}}", "C"),
+   ], desc="Buffers user space returned that the kernel took back per second, those waiting in the ring now,"
+           " and provider calls that found ring and areas empty (the queue drops then).")
+ts("zcrx refill ring batch p50", [
+    tgt(f'histogram_quantile(0.5, sum by (ifname) (rate(devmemtop_page_pool_zcrx_refill_ring_batch_entries{{{B}}}[{RI}])))'
+        f' or histogram_quantile(0.5, sum by (le, ifname) (rate(devmemtop_page_pool_zcrx_refill_ring_batch_entries_bucket{{{B}}}[{RI}])))', "p50 {{ifname}}", "A"),
+   ], desc="Refill ring entries taken per provider call that took any.")
+heat("zcrx provider call latency",
+     f'sum by (le) (increase(devmemtop_page_pool_zcrx_alloc_latency_seconds_bucket{{{B}}}[{RI}]))', "s",
+     desc="Time per io_pp_zc_alloc_netmems call: one refill of the pool's alloc cache from the ring or the areas.")
+
 row("Page pools")
 x[0] = 0
 heat("Refill batch size", [
