@@ -227,6 +227,9 @@ for f in "${flavors[@]}"; do
 	# more of upstream's selftests (netkit, userns, drivers; scenarios/upstream-more.sh)
 	python3 "$LAB_DIR/assert_upstream_more.py" --dir "$d" --kernel "$f" \
 		--scenarios "${SCENARIOS[@]}" || failed=1
+	# io_uring zero-copy receive against devmemtop's zcrx figures (scenarios/zcrx.sh)
+	python3 "$LAB_DIR/assert_zcrx.py" --dir "$d" --kernel "$f" \
+		--scenarios "${SCENARIOS[@]}" || failed=1
 done
 SCENARIOS=("${DEFAULT_SCENARIOS[@]}")
 

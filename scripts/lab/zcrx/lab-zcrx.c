@@ -252,6 +252,25 @@ struct held {
 	unsigned int len;
 };
 
+static int cmp_off(const void *a, const void *b)
+{
+	uint64_t x = ((const struct held *)a)->off / PAGE_SZ;
+	uint64_t y = ((const struct held *)b)->off / PAGE_SZ;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct buffers (PAGE_SZ niovs) among the n held fragments: sorts them. */
+static unsigned int held_niovs(struct held *h, unsigned int n)
+{
+	unsigned int i, d = 0;
+
+	qsort(h, n, sizeof(*h), cmp_off);
+	for (i = 0; i < n; i++)
+		d += !i || h[i].off / PAGE_SZ != h[i - 1].off / PAGE_SZ;
+	return d;
+}
+
 static int listen_one(unsigned int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -298,7 +317,7 @@ int main(int argc, char **argv)
 			  .idle_ms = 10000 };
 	struct counts c = { .term_res = 1 };
 	struct held *held = NULL;
-	unsigned int nheld = 0, idle = 0, niovs;
+	unsigned int nheld = 0, held_distinct = 0, idle = 0, niovs;
 	struct ring r = {};
 	struct zcrx z = {};
 	int opt, ifindex, lfd, cfd, ret, rq_entries, rc = 0;
@@ -435,7 +454,10 @@ int main(int argc, char **argv)
 	if (nheld) {
 		unsigned int i;
 
-		fprintf(stderr, "%s: holding %u buffers\n", prog, nheld);
+		held_distinct = held_niovs(held, nheld);
+		/* what an observer checks now: held, and returned through the ring so far */
+		fprintf(stderr, "%s: holding %u buffers (%u niovs), %llu returned\n", prog, nheld,
+			held_distinct, c.returned);
 		wait_hold(o.hold_ms);
 		for (i = 0; i < nheld; i++)
 			c.returned += rq_return(&z, held[i].off, held[i].len);
@@ -446,10 +468,11 @@ int main(int argc, char **argv)
 	}
 	printf("{\"role\":\"zcrx\",\"ifname\":\"%s\",\"ifindex\":%d,\"queue\":%u,\"zcrx_id\":%u,"
 	       "\"area_bytes\":%llu,\"buffers\":%u,\"buffer_size\":%lu,\"rq_entries\":%d,"
-	       "\"bytes\":%llu,\"cqes\":%llu,\"returned\":%llu,\"held\":%u,\"mismatches\":%llu,"
+	       "\"bytes\":%llu,\"cqes\":%llu,\"returned\":%llu,\"held\":%u,\"held_niovs\":%u,"
+	       "\"mismatches\":%llu,"
 	       "\"outside_area\":%llu,\"eof\":%s,\"end_res\":%d}\n",
 	       o.ifname, ifindex, o.queue, z.id, o.area_size, niovs, PAGE_SZ, rq_entries,
-	       c.bytes, c.cqes, c.returned, nheld, c.mismatches, c.outside,
+	       c.bytes, c.cqes, c.returned, nheld, held_distinct, c.mismatches, c.outside,
 	       c.eof ? "true" : "false", c.eof ? c.term_res : 0);
 	if (!rc && (c.mismatches || c.outside || (o.expect && c.bytes != o.expect) ||
 		    !c.eof || c.term_res < 0))
