@@ -158,7 +158,12 @@ $(OUTPUT)/xdp_pass.bpf.o: tests/integration/xdp_pass.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-test-assets: $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/bench/bystander $(CORE_LIB)	# 79-token-bystander; 94 links the core
+test-assets: $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/bench/bystander $(CORE_LIB) \
+	$(OUTPUT)/tests/core_load	# 79-token-bystander; 94 links the core; 38-core-layouts
+
+$(OUTPUT)/tests/core_load: tests/integration/core_load.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DMT_CFLAGS) $(CFLAGS) $< $(DMT_LDLIBS) $(LDLIBS) -o $@
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@

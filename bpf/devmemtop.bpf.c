@@ -1301,18 +1301,33 @@ static long zcrx_refs_step(__u64 i, struct zcrx_refs_walk *w)
 {
 	__u32 buf[ZCRX_REFS_STEP] = {};
 	__u64 off = i * ZCRX_REFS_STEP;
-	__u32 cnt;
+	__u32 cnt, size, held = 0;
 
 	if (off >= w->n)
 		return 1;
 	cnt = w->n - off < ZCRX_REFS_STEP ? w->n - off : ZCRX_REFS_STEP;
-	if (bpf_probe_read_kernel(buf, cnt * sizeof(__u32), w->refs + off)) {
+	size = cnt * sizeof(__u32);
+	/* clang knows size <= sizeof(buf) and drops the test the verifier needs */
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(buf))
+		return 1;
+	if (bpf_probe_read_kernel(buf, size, w->refs + off)) {
 		w->err = -2;
 		return 1;
 	}
-	for (__u32 k = 0; k < ZCRX_REFS_STEP; k++)
-		if (k < cnt && buf[k])
-			w->held++;
+	/*
+	 * Branch-free: (x | -x) >> 31 is 1 for a u32 x != 0. A branch per
+	 * entry made the verifier walk 2^32 paths (1M instructions, refused);
+	 * the empty asm hides -x from clang, which turns the expression back
+	 * into x != 0, a branch. Entries past cnt stay 0.
+	 */
+	for (__u32 k = 0; k < ZCRX_REFS_STEP; k++) {
+		__u32 x = buf[k], nx = 0U - x;
+
+		asm volatile("" : "+r"(nx));
+		held += (x | nx) >> 31;
+	}
+	w->held += held;
 	return 0;
 }
 

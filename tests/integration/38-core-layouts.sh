@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# CO-RE on this kernel's layouts: the programs that read a layout which
+# moved between kernels load alone here (tests/integration/core_load.c),
+# so their relocations resolve against this kernel's BTF, whatever the
+# rest of the object does (fentry is refused on the host). walk_zcrx reads
+# an io_uring zcrx interface queue: one area (ifq->area, 6.15-6.18: this
+# host) or an array of areas (ifq->areas, 7.x: the lab's 7.3 kernels, where
+# scenarios/zcrx.sh checks its figures). walk_binding: gen_pool or freelist.
+# And the zcrx figures' availability says the kernel's own reason here.
+source "$(dirname "$0")/lib.sh"
+need_root
+need_dmt
+need_cmd bpftool
+LOAD="$TOP/build/tests/core_load"
+OBJ="$TOP/build/devmemtop.bpf.o"
+[ -x "$LOAD" ] || fail "$LOAD not built (make test-assets)"
+BTF=${DEVMEMTOP_KERNEL_BTF:-/sys/kernel/btf/vmlinux}
+
+bpftool btf dump file "$BTF" format c >"$TMPD/vmlinux.h" 2>/dev/null ||
+	skip "cannot read the kernel BTF $BTF"
+layout() {	# the members of struct $1 in this kernel's BTF
+	awk -v s="struct $1 {" '$0 == s { p = 1; next } p && /^};/ { exit } p' "$TMPD/vmlinux.h"
+}
+
+progs=()
+grep -q '^struct net_devmem_dmabuf_binding {' "$TMPD/vmlinux.h" && progs+=(walk_binding)
+if grep -q '^struct io_zcrx_ifq {' "$TMPD/vmlinux.h"; then
+	progs+=(walk_zcrx)
+	if layout io_zcrx_ifq | grep -q ' \*\*areas;'; then
+		log "io_zcrx_ifq: an array of areas (7.x layout)"
+	elif layout io_zcrx_ifq | grep -q ' \*area;'; then
+		log "io_zcrx_ifq: one area (6.15-6.18 layout)"
+	else
+		fail "io_zcrx_ifq has neither area nor areas: $(layout io_zcrx_ifq | tr -s ' \t\n' ' ')"
+	fi
+else
+	log "no io_uring zcrx in this kernel: walk_zcrx not loadable here"
+fi
+[ ${#progs[@]} -gt 0 ] || skip "this kernel has neither devmem nor io_uring zcrx"
+for p in "${progs[@]}"; do
+	"$LOAD" "$OBJ" "$p" >"$TMPD/$p.out" 2>"$TMPD/$p.err" ||
+		fail "$p does not load on this kernel's layout: $(grep -v '^[0-9]*: \|^;' "$TMPD/$p.err" | tail -3)"
+	grep -qx "loaded $p" "$TMPD/$p.out" || fail "core_load said: $(cat "$TMPD/$p.out")"
+	log "$p loads alone: $(grep -o 'processed [0-9]* insns' "$TMPD/$p.err" || echo ok)"
+done
+# a loader that cannot fail is no test: a program that is not there
+"$LOAD" "$OBJ" no_such_prog >/dev/null 2>&1 && fail "core_load loaded a program that does not exist"
+
+# the zcrx figures: available only with their hooks, else the kernel's reason
+"$DMT" --json -n 1 -i 200ms -vv >"$TMPD/json" 2>"$TMPD/err" || fail "devmemtop exited $?: $(tail -2 "$TMPD/err")"
+python3 - "$TMPD/json" "$TMPD/err" <<'PY' || fail "zcrx availability"
+import json, re, sys
+s = json.loads(open(sys.argv[1]).readline())
+log = open(sys.argv[2]).read()
+m = s["metrics"]
+probe = re.search(r"^probe zc_alloc_entry\s+fentry\s+io_pp_zc_alloc_netmems\s+(.*)$", log, re.M)
+assert probe, "no probe line for zc_alloc_entry"
+for k in ("zcrx_calls", "zcrx_area"):
+    if probe.group(1) == "ok" and "skip  zc_alloc" not in log:
+        assert m[k]["available"], (k, m[k])
+    else:
+        assert not m[k]["available"] and m[k]["reason"], (k, m[k])
+        assert m[k]["reason"] == probe.group(1), (k, m[k]["reason"], probe.group(1))
+# no zcrx pool here: a pool of another kind has no zcrx figure, null
+for p in s["pools"]:
+    if p["kind"] != "io_uring":
+        assert all(p.get(k) is None for k in p if k.startswith("zcrx_")), p
+print("zcrx:", m["zcrx_calls"]["reason"] or m["zcrx_calls"]["source"])
+PY
+pass "${progs[*]} load on this kernel's layouts; zcrx availability says why"
