@@ -112,9 +112,14 @@ make -s -C "$LAB_DIR/ncdevmem" OUTPUT="$REPO_DIR/build/lab" >/dev/null 2>"$REPO_
 # ncdevmem (the kernel's devmem selftest server) from the pinned source,
 # for the scenarios that run it
 needs() { local s; for s in "$@"; do [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] && return 0; done; return 1; }
-if needs ncdevmem nickit multiqueue netcons zcrx; then
+if needs ncdevmem nickit multiqueue netcons; then
 	"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
 		{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
+fi
+# lab-zcrx (ours) against the pinned source's uapi, for scenarios/zcrx.sh
+if needs zcrx; then
+	"$LAB_DIR/zcrx/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-zcrx-build.log" 2>&1 ||
+		{ tail -20 "$REPO_DIR/build/lab-zcrx-build.log" >&2; die "building lab-zcrx failed"; }
 fi
 # ynltool from the 7.3 source (scenarios/ynl.sh), a second reader of the counters
 if needs ynl; then

@@ -5,9 +5,8 @@
 # "base" of the lab's source repo: tools/testing/selftests/net/ncdevmem.c
 # and the YNL C library of tools/net/ynl, netdev family generated from
 # Documentation/netlink/specs/netdev.yaml as the selftests' ynl.mk does).
-# Also builds lab-hds (ours, static) and, where the source's uapi has io_uring
-# zcrx, lab-zcrx (ours, static). Results: OUTDIR/ncdevmem, OUTDIR/lab-hds,
-# OUTDIR/lab-zcrx; the extracted sources stay in OUTDIR/ncdevmem-src and
+# Also builds lab-hds (ours, static). Results: OUTDIR/ncdevmem,
+# OUTDIR/lab-hds; the extracted sources stay in OUTDIR/ncdevmem-src and
 # are never part of the repository.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -43,9 +42,3 @@ if [ "$(cat "$SRC/.rev" 2>/dev/null)" != "$rev" ] || [ ! -x "$OUT/ncdevmem" ]; t
 	echo "$rev" >"$SRC/.rev"
 fi
 make -s -C "$LAB_DIR/ncdevmem" OUTPUT="$OUT" >/dev/null
-# lab-zcrx (ours): io_uring zero-copy receive, on kernels whose uapi has it
-if grep -q IORING_REGISTER_ZCRX_IFQ "$SRC/usr/include/linux/io_uring.h"; then
-	make -s -C "$LAB_DIR/zcrx" OUTPUT="$OUT" UAPI="$SRC/usr/include" >/dev/null
-else
-	rm -f "$OUT/lab-zcrx"
-fi
