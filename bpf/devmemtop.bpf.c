@@ -1204,17 +1204,6 @@ static __always_inline __u32 zcrx_rq_head(const void *ifq)
 	return 0;
 }
 
-SEC("fentry/io_pp_zc_alloc_netmems")
-int BPF_PROG(zc_alloc_entry, struct page_pool *pool)
-{
-	__u64 tid = bpf_get_current_pid_tgid();
-	struct zcrx_call call = { .ts = bpf_ktime_get_ns() };
-
-	call.head = zcrx_rq_head(BPF_CORE_READ(pool, mp_priv));
-	bpf_map_update_elem(&zcrx_start, &tid, &call, BPF_ANY);
-	return 0;
-}
-
 static __noinline struct dmt_zcrx_pool *zcrx_pool_get(const struct page_pool *pool)
 {
 	struct dmt_pool_key k = { .addr = (__u64)pool };
@@ -1239,6 +1228,23 @@ static __noinline struct dmt_zcrx_pool *zcrx_pool_get(const struct page_pool *po
 	live.id = k.id;
 	bpf_map_update_elem(&live_zcrx, &addr, &live, BPF_ANY);
 	return z;
+}
+
+/*
+ * The pool's entry is made here, before the holds of its first refill: a
+ * snapshot that lists the pool (pp_hold saw it) then knows it for a zcrx
+ * pool, rather than showing it with no zcrx figure until the call ended.
+ */
+SEC("fentry/io_pp_zc_alloc_netmems")
+int BPF_PROG(zc_alloc_entry, struct page_pool *pool)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	struct zcrx_call call = { .ts = bpf_ktime_get_ns() };
+
+	zcrx_pool_get(pool);
+	call.head = zcrx_rq_head(BPF_CORE_READ(pool, mp_priv));
+	bpf_map_update_elem(&zcrx_start, &tid, &call, BPF_ANY);
+	return 0;
 }
 
 /*

@@ -83,7 +83,15 @@ def check_run(c, d, run, zc, hold, ret):
         c.check(name + " listed the zcrx pool", False,
                 hint="no io_uring pool on %s in %d snapshots" % (ifname, len(ok_snaps)))
         return None
-    alive = [p for p in seen if p.get("state") != "destroyed"]
+    # a pool listed (netlink) before its first provider call has no zcrx
+    # figure yet (null): only before the first snapshot that has them
+    first = next((i for i, q in enumerate(seen) if q.get("zcrx_alloc_calls") is not None), None)
+    late = [i for i, q in enumerate(seen) if first is not None and i > first and
+            q.get("zcrx_alloc_calls") is None]
+    c.check("%s: the zcrx pool's provider figures from its first provider call on" % name,
+            first is not None and not late, "%d of %d snapshots before it" % (first or 0, len(seen)),
+            "null again in snapshots %s" % late[:5])
+    alive = [q for q in seen[first or 0:] if q.get("state") != "destroyed"]
     p = alive[-1] if alive else seen[-1]
     area = {k: p.get(k) for k in ("queue", "zcrx_area_niovs", "zcrx_niov_size", "zcrx_areas",
                                    "zcrx_rq_size")}

@@ -14,7 +14,8 @@
  * a multishot IORING_OP_RECV_ZC, verifying every byte against the lab's
  * pattern (traffic/pattern.h) where the completion says it lies in the
  * area. Every buffer goes back through the refill ring at once, except the
- * first --hold ones, which are kept until the stream ended: then it prints
+ * first --hold ones, which are kept until the stream ended: then it closes
+ * the connection (the sender waits for that), prints
  * "holding" on stderr, waits --hold-for ms (or SIGUSR1), returns them
  * through the refill ring and waits --hold-for ms more before it exits,
  * so that an observer sees them held by user space, then returned and not
@@ -451,6 +452,13 @@ int main(int argc, char **argv)
 	}
 	if (c.eof && c.term_res < 0)
 		err_msg("receive ended with %s", strerror(-c.term_res));
+	/*
+	 * The sender waits for our close; the held buffers stay ours (they
+	 * belong to the area, not to the socket). Its FIN's ACK is the last
+	 * packet the queue receives.
+	 */
+	close(cfd);
+	close(lfd);
 	if (nheld) {
 		unsigned int i;
 
