@@ -24,6 +24,11 @@ default (-m devmem) beside it. Nothing for other scenarios.
                           exactly those entries pending and nothing else
                           changed; the pool destroyed by the end; the two
                           modes' final provider counts equal.
+  starve/                 a second lab-zcrx held every buffer of a 64-niov
+                          area: its pool's zcrx_alloc_fail > 0 and equal to
+                          what the queue's rx-alloc-fail (qstats, 7.3/0013)
+                          grew by: netdevsim drops a packet for each; its
+                          user-held niovs (at most) what lab-zcrx held.
 
 Prints "zcrx: N passed, N failed, N skipped"; exit 1 if anything failed.
 """
@@ -66,6 +71,49 @@ def at(snaps, line, ifname):
     return ps[0] if len(ps) == 1 else None
 
 
+def qaf(snap, ifname, queue):
+    """rx-alloc-fail of ifname's queue in a snapshot (any pool of it), None if not reported."""
+    vals = [p.get("queue_rx_alloc_fail") for p in (snap or {}).get("pools", [])
+            if p.get("ifname") == ifname and p.get("queue") == queue and
+            p.get("queue_rx_alloc_fail") is not None]
+    return max(vals) if vals else None
+
+
+def check_starve(c, d, run, ok_snaps, ids, ifname, queue):
+    """The starved receiver's pool: failures counted, equal to the queue's rx-alloc-fail."""
+    name = "zcrx: %s: starved queue" % run
+    zc = read(os.path.join(d, "starve", "zcrx.json"))
+    try:
+        zc = json.loads(zc)
+    except (TypeError, ValueError):
+        c.check(name, False, hint="no starve/zcrx.json (see starve/zcrx.log)")
+        return None
+    if len(ids) < 2:
+        c.check(name + ": its zcrx pool listed", False, hint="pools seen: %s" % ids)
+        return None
+    mine = [(i, q) for i, s in enumerate(ok_snaps) for q in zcrx_pools(s, ifname)
+            if q.get("id") == ids[1]]
+    first_i = mine[0][0]
+    last = [q for _, q in mine if q.get("zcrx_alloc_fail") is not None]
+    final = last[-1] if last else {}
+    before = [qaf(s, ifname, queue) for s in ok_snaps[:first_i]]
+    before = [v for v in before if v is not None]
+    q0 = before[-1] if before else None
+    # its own last snapshot (destroyed): the queue has no pool listed after it
+    q1 = final.get("queue_rx_alloc_fail")
+    fails = final.get("zcrx_alloc_fail")
+    held = max((q.get("zcrx_user_niovs") or 0) for _, q in mine)
+    ok = (bool(fails) and q0 is not None and q1 is not None and fails == q1 - q0 and
+          held == zc.get("held_niovs"))
+    c.check("%s: lab-zcrx held every buffer of its %s-niov area, the provider failed and "
+            "devmemtop counts each failure the driver dropped a packet for (the queue's "
+            "rx-alloc-fail), and the niovs lab-zcrx held as held by user space" % (name, zc.get("buffers")), ok,
+            "zcrx_alloc_fail %s, queue rx-alloc-fail %s -> %s; lab-zcrx held %s (%s niovs) of "
+            "%s bytes; at most %s niovs held by user space" % (fails, q0, q1, zc.get("held"), zc.get("held_niovs"),
+                                            zc.get("bytes"), held))
+    return fails
+
+
 def check_run(c, d, run, zc, hold, ret):
     snaps = json_lines(d, run + ".json")
     ok_snaps = [s for s in snaps if s]
@@ -73,16 +121,22 @@ def check_run(c, d, run, zc, hold, ret):
     name = "zcrx: %s" % run
     if not ok_snaps:
         c.check(name + " wrote snapshots", False, hint="see %s.log" % run)
-        return None
+        return None, None
     m = ok_snaps[-1].get("metrics", {})
     for k in ("zcrx_calls", "zcrx_area"):
         c.check("%s: %s available" % (name, k), (m.get(k) or {}).get("available"),
                 (m.get(k) or {}).get("source", ""), (m.get(k) or {}).get("reason") or "")
-    seen = [p for s in ok_snaps for p in zcrx_pools(s, ifname)]
+    ids = []
+    for s in ok_snaps:
+        for q in zcrx_pools(s, ifname):
+            if q.get("id") not in ids:
+                ids.append(q.get("id"))
+    # the first zcrx pool is the first receiver's, the next the starved one's
+    seen = [q for s in ok_snaps for q in zcrx_pools(s, ifname) if ids and q.get("id") == ids[0]]
     if not seen:
         c.check(name + " listed the zcrx pool", False,
                 hint="no io_uring pool on %s in %d snapshots" % (ifname, len(ok_snaps)))
-        return None
+        return None, None
     # a pool listed (netlink) before its first provider call has no zcrx
     # figure yet (null): only before the first snapshot that has them
     first = next((i for i, q in enumerate(seen) if q.get("zcrx_alloc_calls") is not None), None)
@@ -158,7 +212,8 @@ def check_run(c, d, run, zc, hold, ret):
     c.check("%s: the zcrx pool destroyed once lab-zcrx exited" % name, bool(gone),
             "%d snapshots listed it destroyed" % len(gone))
     final = gone[-1] if gone else p
-    return {k: final.get(k) for k in COUNTS}
+    starved = check_starve(c, d, run, ok_snaps, ids, ifname, zc["queue"])
+    return {k: final.get(k) for k in COUNTS}, starved
 
 
 def main():
@@ -197,7 +252,8 @@ def main():
             finals = {run: check_run(c, d, run, zc, hold, None) for run in RUNS}
             f, g = finals[RUNS[0]], finals[RUNS[1]]
             c.check("zcrx: the default (-m devmem) counts the provider's calls as the full "
-                    "mode does", f is not None and f == g, "full %s; default %s" % (f, g))
+                    "mode does, the starved pool's failures too", f[0] is not None and f == g,
+                    "full %s; default %s" % (f, g))
     print("zcrx: %d passed, %d failed, %d skipped" % (c.n["PASS"], c.n["FAIL"], c.n["SKIP"]))
     return 1 if c.n["FAIL"] else 0
 

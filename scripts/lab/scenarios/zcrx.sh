@@ -14,10 +14,13 @@
 # must see them in the ring, not yet taken (mark-* say which line of each
 # devmemtop output is the first taken fully after each point). Then
 # lab-zcrx exits, the queue's zcrx pool is destroyed, and each devmemtop
-# reports its final counts.
+# reports its final counts. Then a second lab-zcrx starves its queue
+# (starve/: every buffer of a 64-niov area held): the provider's failures
+# against the queue's rx-alloc-fail.
 #   zcrx.json .log .rc   lab-zcrx's counts; its log says what it held, returned
 #   tx.json .log .rc     the sender's
 #   mark-held, mark-returned  "NAME LINE" per devmemtop output
+#   starve/zcrx.* tx.*   the second receiver and its sender
 #   devmemtop-*.json     the live views (lab_dmt_modes)
 # A kernel whose uapi has no zcrx (6.12) has no lab-zcrx: SKIP, said in skip.
 # usage: zcrx.sh OUTDIR
@@ -81,6 +84,30 @@ wait $ZC
 echo $? >$D/zcrx.rc
 # the pool's destroy (the ifq unregistered with the ring: a queue restart)
 lab_dmt_next 3
+
+# 2, starve: a 64-niov area and every buffer held. Once ring and area are
+# empty the provider fails, netdevsim drops the packet and counts it in its
+# queue's rx-alloc-fail (kernel-patches/7.3/0013), TCP retransmits, the
+# stream stalls until lab-zcrx gives up (3 s without data: rc 3)
+S=$D/starve
+mkdir -p $S
+lab-zcrx --ifname $LAB_RX_IF --port $LAB_PORT --area-size $((64 * 4096)) --hold 100000 \
+	--hold-for 0 --idle-timeout 3000 >$S/zcrx.json 2>$S/zcrx.log &
+ZC=$!
+if lab_wait_listening $S/zcrx.log $ZC; then
+	lab_peer timeout 30 devmem-traffic tx --addr $LAB_RX_ADDR --port $LAB_PORT \
+		--bytes $((4 << 20)) >$S/tx.json 2>$S/tx.log &
+	TX=$!
+	wait $ZC
+	echo $? >$S/zcrx.rc
+	wait $TX
+	echo $? >$S/tx.rc
+else
+	wait $ZC
+	echo $? >$S/zcrx.rc
+fi
+lab_dmt_next 3
 lab_dmt_stop
-echo "zcrx: lab-zcrx rc=$(cat $D/zcrx.rc) $(cat $D/zcrx.json), sender rc=$(cat $D/tx.rc)"
+echo "zcrx: lab-zcrx rc=$(cat $D/zcrx.rc) $(cat $D/zcrx.json), sender rc=$(cat $D/tx.rc);" \
+	"starved: rc=$(cat $S/zcrx.rc) $(cat $S/zcrx.json)"
 exit 0
