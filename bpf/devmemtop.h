@@ -176,7 +176,8 @@ struct dmt_zcrx_pool {
 	__u64 rq_refills;	/* calls that took refill ring entries */
 	__u64 rqes;		/* refill ring entries taken */
 	struct dmt_log2_hist alloc_lat;		/* ns per call */
-	struct dmt_batch_hist rq_batch;		/* ring entries taken per call that took any */
+	/* ring entries taken per call that took any */
+	struct dmt_batch_hist rq_batch;
 };
 #define DMT_MAX_ZCRX_POOLS	256
 /* areas the walk reads per interface queue (7.3 registers one; more are added by ctrl) */

@@ -21,7 +21,7 @@ struct nl_pool_info {
 	int64_t inflight_mem;
 	uint64_t detach_time;	/* 0 while attached */
 	uint32_t dmabuf;	/* binding id, 0 for none */
-	bool io_uring;		/* an io_uring zcrx pool (NETDEV_A_PAGE_POOL_IO_URING, 6.15) */
+	bool io_uring;		/* a zcrx pool (NETDEV_A_PAGE_POOL_IO_URING, 6.15) */
 };
 
 /* One pool's page-pool-stats-get reply. */

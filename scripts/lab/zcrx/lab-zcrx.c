@@ -346,7 +346,8 @@ int main(int argc, char **argv)
 	if (!o.ifname || !o.port || optind != argc)
 		goto bad;
 	if (!o.area_size || o.area_size % PAGE_SZ || !o.rq_entries) {
-		err_msg("--area-size must be a non-zero multiple of %lu, --rq-entries non-zero", PAGE_SZ);
+		err_msg("--area-size must be a non-zero multiple of %lu, --rq-entries non-zero",
+			PAGE_SZ);
 		return 2;
 	}
 	niovs = o.area_size / PAGE_SZ;
@@ -369,11 +370,13 @@ int main(int argc, char **argv)
 	}
 	rq_entries = zcrx_register(&r, &z, &o, ifindex);
 	if (rq_entries < 0) {
-		err_msg("register zcrx on %s queue %u: %s", o.ifname, o.queue, strerror(-rq_entries));
+		err_msg("register zcrx on %s queue %u: %s", o.ifname, o.queue,
+			strerror(-rq_entries));
 		rc = 1;
 		goto out;
 	}
-	fprintf(stderr, "%s: zcrx %u on %s queue %u: area %llu bytes (%u buffers of %lu), refill ring %d entries\n",
+	fprintf(stderr, "%s: zcrx %u on %s queue %u: area %llu bytes (%u buffers of %lu), "
+		"refill ring %d entries\n",
 		prog, z.id, o.ifname, o.queue, o.area_size, niovs, PAGE_SZ, rq_entries);
 	lfd = listen_one(o.port);
 	if (lfd < 0) {
