@@ -1337,7 +1337,14 @@ static long zcrx_refs_step(__u64 i, struct zcrx_refs_walk *w)
 	return 0;
 }
 
-static __noinline int zcrx_walk(__u64 addr, struct dmt_zcrx_walk *w)
+/*
+ * Inlined into walk_zcrx, not a subprogram: libbpf relocates a subprogram
+ * whether or not the program that calls it loads, and a type this kernel
+ * lacks (struct zcrx_rq_hdr before 7.x, every zcrx type on 6.12) sends it
+ * to search the module BTFs, which needs CAP_SYS_ADMIN: without it (the
+ * exporter's CAP_BPF + CAP_PERFMON) the whole object failed to load.
+ */
+static __always_inline int zcrx_walk(__u64 addr, struct dmt_zcrx_walk *w)
 {
 	const struct io_zcrx_ifq___areas *a = (void *)addr;
 	const struct io_zcrx_ifq___one_area *o = (void *)addr;
