@@ -222,6 +222,12 @@ def panels(dash_path, catalogue, at, rate_interval, servers):
                     not query(url, 'devmemtop_binding_info{direction="tx"}'):
                 line.append("%s %d (no TX binding in the data)" % (name, len(res)))
                 continue
+            # a zcrx panel the same, where an io_uring zcrx pool is (6.15+)
+            zcrx_only = used_h and all("_zcrx_" in n for n in used_h)
+            if zcrx_only and not good and \
+                    not query(url, 'devmemtop_page_pool_info{kind="io_uring"}'):
+                line.append("%s %d (no zcrx pool in the data)" % (name, len(res)))
+                continue
             if used_h and not good:
                 die("panel '%s' (%s) has no finite result on %s at %s: %s"
                     % (p["title"], ", ".join(sorted(used_h)), name, at, exprs))
