@@ -94,6 +94,17 @@ static void test_pool(void **state)
 	assert_int_equal(p.inflight, 65);
 	assert_int_equal(p.inflight_mem, -1);
 	assert_int_equal(p.dmabuf, 4);
+	assert_false(p.io_uring);
+
+	/* an io_uring zcrx pool: the empty io-uring nest (8) says so */
+	start(&m, 5);
+	put32(&m, 1, 18);
+	put32(&m, 2, 3);
+	put(&m, 8 | NLA_F_NESTED, NULL, 0);
+	assert_int_equal(netdev_nl__parse_pool(hdr(&m), m.len, &p, why, sizeof(why)), 0);
+	assert_int_equal(p.id, 18);
+	assert_true(p.io_uring);
+	assert_int_equal(p.dmabuf, 0);
 
 	/* no id */
 	start(&m, 5);

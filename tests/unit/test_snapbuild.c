@@ -152,6 +152,88 @@ static void test_add_pool_grows(void **state)
 	snapshot__free(s);
 }
 
+/*
+ * An io_uring zcrx pool (issue 35): its provider calls and the walk of its
+ * ifq. No zcrx_pools entry: no zcrx figure at all; a walk that failed, or
+ * of another ifq than the entry's (the pool's address reused meanwhile):
+ * the area figures unknown, the calls kept.
+ */
+static void test_pool_zcrx(void **state)
+{
+	struct dmt_pool v = map_pool(0xffff3000, 21, 64, 0);
+	struct dmt_zcrx_pool z = { .ifq = 0xffffa000, .alloc_calls = 3, .alloc_niovs = 130,
+				   .alloc_fail = 1, .rq_refills = 2, .rqes = 128 };
+	struct dmt_zcrx_walk w = { .ifq = 0xffffa000, .niovs = 1024, .free_niovs = 800,
+				   .user_niovs = 64, .rq_pending = 5, .rq_entries = 256,
+				   .niov_size = 4096, .nr_areas = 1 };
+	struct dmt_pool_snap p;
+
+	v.flags = DMT_POOL_IO_URING;
+	v.mp_priv = 0xffffa000;
+	z.rq_batch.slots[64] = 2;
+	z.rq_batch.count = 2;
+	z.rq_batch.sum = 128;
+	z.alloc_lat.count = 4;
+	snapbuild_pool(&v, &p);
+	assert_int_equal(p.kind, DMT_KIND_IO_URING);
+	snapbuild_apply_zcrx(&p, NULL, &w);
+	assert_false(p.zcrx);
+	assert_int_equal(p.zcrx_niovs, -1);
+	assert_int_equal(p.zcrx_user_niovs, -1);
+
+	snapbuild_apply_zcrx(&p, &z, &w);
+	assert_true(p.zcrx);
+	assert_int_equal(p.zcrx_alloc_calls, 3);
+	assert_int_equal(p.zcrx_alloc_niovs, 130);
+	assert_int_equal(p.zcrx_alloc_fail, 1);
+	assert_int_equal(p.zcrx_rq_refills, 2);
+	assert_int_equal(p.zcrx_rqes, 128);
+	assert_int_equal(p.zcrx_rq_batch.slots[64], 2);
+	assert_int_equal(p.zcrx_rq_batch.sum, 128);
+	assert_int_equal(p.zcrx_alloc_lat_ns.count, 4);
+	assert_int_equal(p.zcrx_niovs, 1024);
+	assert_int_equal(p.zcrx_free_niovs, 800);
+	assert_int_equal(p.zcrx_user_niovs, 64);
+	assert_int_equal(p.zcrx_rq_pending, 5);
+	assert_int_equal(p.zcrx_rq_size, 256);
+	assert_int_equal(p.zcrx_niov_size, 4096);
+	assert_int_equal(p.zcrx_areas, 1);
+
+	/* the walk of another ifq, or one that failed: area unknown, calls kept */
+	w.ifq = 0xffffb000;
+	snapbuild_apply_zcrx(&p, &z, &w);
+	assert_true(p.zcrx);
+	assert_int_equal(p.zcrx_alloc_calls, 3);
+	assert_int_equal(p.zcrx_niovs, -1);
+	assert_int_equal(p.zcrx_free_niovs, -1);
+	assert_int_equal(p.zcrx_rq_pending, -1);
+	w.ifq = z.ifq;
+	w.err = -2;
+	snapbuild_apply_zcrx(&p, &z, &w);
+	assert_int_equal(p.zcrx_user_niovs, -1);
+	assert_int_equal(p.zcrx_rq_size, -1);
+	snapbuild_apply_zcrx(&p, &z, NULL);
+	assert_int_equal(p.zcrx_niovs, -1);
+}
+
+/* A zcrx pool only netlink lists (no provider call seen yet) is io_uring, not pages. */
+static void test_netlink_zcrx_kind(void **state)
+{
+	struct dmt_snapshot *s = snap(1);
+	struct nl_pool_info nl[] = {
+		{ .id = 30, .ifindex = 3, .inflight = 64, .io_uring = true },
+		{ .id = 31, .ifindex = 3, .inflight = 0 },
+	};
+
+	assert_int_equal(snapbuild_merge_netlink(s, nl, 2, 4026531840ULL), 0);
+	assert_int_equal(s->n_pools, 2);
+	assert_int_equal(s->pools[0].kind, DMT_KIND_IO_URING);
+	assert_false(s->pools[0].zcrx);
+	assert_int_equal(s->pools[0].zcrx_niovs, -1);
+	assert_int_equal(s->pools[1].kind, DMT_KIND_PAGES);
+	snapshot__free(s);
+}
+
 static void test_netlink_merge(void **state)
 {
 	struct dmt_snapshot *s = snap(1);
@@ -704,6 +786,8 @@ int main(void)
 		cmocka_unit_test(test_pool_from_map),
 		cmocka_unit_test(test_rates_id_learned),
 		cmocka_unit_test(test_pool_zombie_destroyed),
+		cmocka_unit_test(test_pool_zcrx),
+		cmocka_unit_test(test_netlink_zcrx_kind),
 		cmocka_unit_test(test_slot_release),
 		cmocka_unit_test(test_add_pool_grows),
 		cmocka_unit_test(test_netlink_merge),
