@@ -116,11 +116,6 @@ if needs ncdevmem nickit multiqueue netcons; then
 	"$LAB_DIR/ncdevmem/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ncdevmem-build.log" 2>&1 ||
 		{ tail -20 "$REPO_DIR/build/lab-ncdevmem-build.log" >&2; die "building ncdevmem failed"; }
 fi
-# lab-zcrx (ours) against the pinned source's uapi, for scenarios/zcrx.sh
-if needs zcrx; then
-	"$LAB_DIR/zcrx/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-zcrx-build.log" 2>&1 ||
-		{ tail -20 "$REPO_DIR/build/lab-zcrx-build.log" >&2; die "building lab-zcrx failed"; }
-fi
 # ynltool from the 7.3 source (scenarios/ynl.sh), a second reader of the counters
 if needs ynl; then
 	"$LAB_DIR/ynltool/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-ynltool-build.log" 2>&1 ||
@@ -131,6 +126,12 @@ if needs upstream upstream-more; then
 	"$LAB_DIR/selftests/devmem-build.sh" "$REPO_DIR/build/lab" \
 		>"$REPO_DIR/build/lab-devmem-ksft-build.log" 2>&1 ||
 		{ tail -20 "$REPO_DIR/build/lab-devmem-ksft-build.log" >&2; die "building upstream's devmem selftests failed"; }
+fi
+# lab-zcrx (ours) against the pinned source's uapi (the selftests' headers
+# when they were just installed), for scenarios/zcrx.sh
+if needs zcrx; then
+	"$LAB_DIR/zcrx/build.sh" "$REPO_DIR/build/lab" >"$REPO_DIR/build/lab-zcrx-build.log" 2>&1 ||
+		{ tail -20 "$REPO_DIR/build/lab-zcrx-build.log" >&2; die "building lab-zcrx failed"; }
 fi
 # the kernel's Python selftests (scenarios/selftests.sh), unmodified from it
 if needs selftests; then

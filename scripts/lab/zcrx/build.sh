@@ -19,7 +19,13 @@ done
 
 SRC=$OUT/zcrx-src
 rev=$(git -C "$SRC_REPO" rev-parse base)
-if [ "$(cat "$SRC/.rev" 2>/dev/null)" != "$rev" ]; then
+# the upstream selftests' tree (selftests/devmem-build.sh) installed the
+# same source's headers: use them rather than install them again
+KSFT=$OUT/ksft-$LAB_SERIES
+if [ "$(cut -d' ' -f1 "$KSFT/.rev" 2>/dev/null)" = "$rev" ] &&
+   [ -r "$KSFT/usr/include/linux/io_uring.h" ]; then
+	SRC=$KSFT
+elif [ "$(cat "$SRC/.rev" 2>/dev/null)" != "$rev" ]; then
 	rm -rf "$SRC" && mkdir -p "$SRC"
 	# what "make headers_install" needs
 	git -C "$SRC_REPO" archive base Makefile scripts include arch/x86 | tar -x -C "$SRC"
