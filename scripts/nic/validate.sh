@@ -126,6 +126,17 @@ if [ -x "$DMT" ] && [ "$(id -u)" = 0 ]; then
 			unav=$(printf '%s' "$unav" | sed "s/; $notx//; s/^$notx; //; s/^$notx\$//")
 			;;
 		esac
+		# nor a kernel without io_uring zero-copy receive (before 6.15, or
+		# CONFIG_IO_URING_ZCRX off) zcrx figures
+		nozc="unavailable: kernel has no io_uring zero-copy receive (CONFIG_IO_URING_ZCRX, 6.15+)"
+		case "; $unav; " in
+		*"; zcrx_calls: $nozc; "*)
+			echo "INFO  no io_uring zcrx in this kernel   zcrx figures unavailable (CONFIG_IO_URING_ZCRX, 6.15+)"
+			for m in zcrx_calls zcrx_area; do
+				unav=$(printf '%s' "$unav" | sed "s/; $m: $nozc//; s/^$m: $nozc; //; s/^$m: $nozc\$//")
+			done
+			;;
+		esac
 		check WARN "every devmemtop metric available" "$([ -z "$unav" ] && echo 1)" "$unav"
 	else
 		check FAIL "devmemtop loads and attaches" 0 "$(tail -1 "$OUT/probe.err")"
