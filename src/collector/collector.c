@@ -105,7 +105,7 @@ static bool fault_injected(const char *list, const char *name)
 
 static int skel_open(struct collector *c, int only)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kernel_btf_path());
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_btf_path());
 	const char *fault = getenv("DEVMEMTOP_FAULT_PROG");
 
 	c->skel = devmemtop__open_opts(&oo);

@@ -98,6 +98,7 @@ static inline bool attached(const struct collector *c, enum dmt_hook id)
 
 /* collector_probe.c */
 const char *kernel_btf_path(void);
+const char *core_btf_path(void);
 bool btf_has(const struct btf *btf, const char *name, int kind);
 bool binding_free_takes_work(const struct btf *btf);
 void read_kallsyms(struct collector *c);

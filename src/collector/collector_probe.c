@@ -29,6 +29,24 @@ const char *kernel_btf_path(void)
 	return p && *p ? p : NULL;
 }
 
+/*
+ * The BTF our objects' CO-RE relocations resolve against: the kernel's
+ * (above), or /sys/kernel/btf/vmlinux. Named even when it is the default,
+ * because libbpf then searches no module BTFs for a type vmlinux lacks (a
+ * devmem type on 6.1, a 7.x zcrx type on 6.18): listing module BTFs needs
+ * CAP_SYS_ADMIN, and libbpf 1.1 (Debian 12) fails the whole load when it is
+ * refused, so devmemtop with only CAP_BPF and CAP_PERFMON could not load on
+ * such a kernel. Every type we read is built in, none is a module's.
+ */
+const char *core_btf_path(void)
+{
+	const char *p = kernel_btf_path();
+
+	if (p)
+		return p;
+	return access("/sys/kernel/btf/vmlinux", R_OK) ? NULL : "/sys/kernel/btf/vmlinux";
+}
+
 bool btf_has(const struct btf *btf, const char *name, int kind)
 {
 	return btf__find_by_name_kind(btf, name, kind) >= 0;

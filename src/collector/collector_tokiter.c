@@ -49,6 +49,7 @@ static void ti_why(struct collector *c, const char *what, int err)
 /* Light mode only: load and attach the iterator; on failure say why, never fail the run. */
 void tokiter_open(struct collector *c)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_btf_path());
 	struct tokiter_state *t = calloc(1, sizeof(*t));
 	const char *env = getenv("DEVMEMTOP_TOKITER");
 	int err;
@@ -59,7 +60,7 @@ void tokiter_open(struct collector *c)
 		return;
 	}
 	t->always = env && !strcmp(env, "always");
-	t->skel = tokiter__open();
+	t->skel = tokiter__open_opts(&oo);
 	if (!t->skel) {
 		ti_why(c, "open", errno);
 		return;

@@ -54,10 +54,11 @@ static bool btf_member(const struct btf *btf, const char *type, const char *memb
 /* open and load the skeleton, with or without its fentry program */
 static int uref_load(struct collector *c, struct uref_state *u, bool pin)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = core_btf_path());
 	int err;
 
 	urefwalk__destroy(u->skel);
-	u->skel = urefwalk__open();
+	u->skel = urefwalk__open_opts(&oo);
 	if (!u->skel)
 		return -errno;
 	pin = pin && btf__find_by_name_kind(c->vmlinux, "net_devmem_dmabuf_binding_get_user",
