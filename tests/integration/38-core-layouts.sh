@@ -44,6 +44,37 @@ for p in "${progs[@]}"; do
 	grep -qx "loaded $p" "$TMPD/$p.out" || fail "core_load said: $(cat "$TMPD/$p.out")"
 	log "$p loads alone: $(grep -o 'processed [0-9]* insns' "$TMPD/$p.err" || echo ok)"
 done
+# Both zcrx layouts, from the relocations libbpf resolved (core_load -v):
+# this kernel's, and the 7.3 lab kernel's BTF where the lab cache has one
+# (its kbuild tree's vmlinux; the verifier here checks no field offset of a
+# probe read, so the program loads against either)
+zcrx_layout() {	# LABEL BTF WANT(area|areas): walk_zcrx's ifq field resolved as WANT
+	DEVMEMTOP_KERNEL_BTF=$2 "$LOAD" -v "$OBJ" walk_zcrx >"$TMPD/zl.out" 2>"$TMPD/zl.err" ||
+		fail "walk_zcrx against $1's BTF: $(grep -v '^[0-9]*: \|^;' "$TMPD/zl.err" | tail -2)"
+	grep -q "matching candidate #0 <byte_off> .* struct io_zcrx_ifq\.$3 " "$TMPD/zl.err" ||
+		fail "walk_zcrx against $1's BTF did not read ifq->$3: $(grep 'io_zcrx_ifq\.' "$TMPD/zl.err" | head -3)"
+	local other=area
+	[ "$3" = area ] && other=areas
+	! grep -q "matching candidate #0 <byte_off> .* struct io_zcrx_ifq\.$other " "$TMPD/zl.err" ||
+		fail "walk_zcrx against $1's BTF read ifq->$other too"
+	log "walk_zcrx on $1's layout: reads ifq->$3"
+}
+if [[ " ${progs[*]} " == *" walk_zcrx "* ]]; then
+	if layout io_zcrx_ifq | grep -q ' \*\*areas;'; then want=areas; else want=area; fi
+	zcrx_layout "this kernel" "$BTF" $want
+fi
+CACHE=${DEVMEMTOP_CACHE:-/var/cache/devmemtop}
+v73=$(ls -d "$CACHE"/kbuild-work-7.*/vmlinux 2>/dev/null | head -1)
+# its .BTF copied under the lab's build lock (make check builds lab kernels
+# beside this suite: never read a vmlinux being linked)
+if [ -z "$v73" ]; then
+	log "no 7.x lab kernel in $CACHE yet: its zcrx layout is checked in the lab (scenarios/zcrx.sh)"
+elif ! flock -n "$CACHE/kbuild.lock" objcopy -O binary --only-section=.BTF "$v73" "$TMPD/v73.btf"; then
+	log "a lab kernel is being built: the 7.x zcrx layout is checked in the lab (scenarios/zcrx.sh)"
+else
+	zcrx_layout "the 7.x lab kernel ($v73)" "$TMPD/v73.btf" areas
+fi
+
 # Without root (the exporter's unit: CAP_BPF and CAP_PERFMON), with the
 # kernel BTF named as devmemtop names it (collector_probe.c, core_btf_path):
 # a type this kernel lacks (7.x's struct zcrx_rq_hdr here) fails only its

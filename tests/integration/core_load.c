@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * core_load OBJ PROG...: load only the named programs of BPF object OBJ
+ * core_load [-v] OBJ PROG...: load only the named programs of BPF object OBJ
  * against the running kernel (its BTF, or DEVMEMTOP_KERNEL_BTF's file), so
  * that a test can see one program's CO-RE relocations resolve on this
  * kernel's layout without the rest of the object (fentry is refused on the
  * host). Prints "loaded PROG" per program, or the one error; exit 0 when
- * all loaded, 1 when the load failed, 2 on usage.
+ * all loaded, 1 when the load failed, 2 on usage. -v: libbpf's debug lines
+ * too (each CO-RE relocation and the candidate it matched), on stderr.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +14,11 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 
+static int verbose;
+
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+	return level == LIBBPF_WARN || verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
 int main(int argc, char **argv)
@@ -25,8 +28,13 @@ int main(int argc, char **argv)
 	struct bpf_program *p;
 	int i, err, rc = 1;
 
+	if (argc > 1 && !strcmp(argv[1], "-v")) {
+		verbose = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: core_load OBJ PROG...\n");
+		fprintf(stderr, "usage: core_load [-v] OBJ PROG...\n");
 		return 2;
 	}
 	libbpf_set_print(quiet);
