@@ -1339,10 +1339,12 @@ static long zcrx_refs_step(__u64 i, struct zcrx_refs_walk *w)
 
 /*
  * Inlined into walk_zcrx, not a subprogram: libbpf relocates a subprogram
- * whether or not the program that calls it loads, and a type this kernel
- * lacks (struct zcrx_rq_hdr before 7.x, every zcrx type on 6.12) sends it
- * to search the module BTFs, which needs CAP_SYS_ADMIN: without it (the
- * exporter's CAP_BPF + CAP_PERFMON) the whole object failed to load.
+ * whether or not the program that calls it loads, so every load would
+ * relocate what only walk_zcrx reads, types this kernel may lack (struct
+ * zcrx_rq_hdr before 7.x, every zcrx type on 6.12). Such a type once sent
+ * libbpf to search the module BTFs, which needs CAP_SYS_ADMIN, and the
+ * object failed to load without it (the collector now names the vmlinux
+ * BTF, which stops that search: core_btf_path()).
  */
 static __always_inline int zcrx_walk(__u64 addr, struct dmt_zcrx_walk *w)
 {
