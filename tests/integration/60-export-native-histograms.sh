@@ -120,10 +120,10 @@ PROM_AT=
 
 # the recording rules take either kind
 for s in native classic; do
-	v=$(prom_one $s "devmemtop:page_pool_refill_batch_items:p50_5m{$sel}")
+	v=$(prom_rule_one $s "devmemtop:page_pool_refill_batch_items:p50_5m{$sel}")
 	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and 1 <= v <= 128 else 1)' "$v" ||
 		fail "$s: p50_5m rule = $v"
-	v=$(prom_one $s "devmemtop:page_pool_refill_batch_items:mean_5m{$sel}")
+	v=$(prom_rule_one $s "devmemtop:page_pool_refill_batch_items:mean_5m{$sel}")
 	python3 -c 'import math,sys; v=float(sys.argv[1]); sys.exit(0 if math.isfinite(v) and 0 <= v <= 128 else 1)' "$v" ||
 		fail "$s: mean_5m rule = $v"
 	prom_rules_healthy $s

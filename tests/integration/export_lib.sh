@@ -237,6 +237,21 @@ prom_one() {
 	echo "${r%% *}"
 }
 
+# prom_rule_one SERVER RULE: the one sample of recording rule RULE, once the
+# server has evaluated it on the data it has (rules are evaluated on their
+# own clock, apart from the scrapes: right after the data a query waited
+# for, the rule may not have run on it yet); 20 s at most
+prom_rule_one() {
+	local r i
+
+	for i in $(seq 40); do
+		r=$(promq "$1" "$2")
+		[ "$(echo "$r" | grep -c .)" = 1 ] && { echo "${r%% *}"; return 0; }
+		sleep 0.5
+	done
+	fail "$1: want one sample of $2 within 20 s, got '$r'"
+}
+
 # prom_rules_healthy SERVER: every loaded recording rule evaluated without error
 prom_rules_healthy() {
 	local url
