@@ -1267,7 +1267,7 @@ int BPF_PROG(zc_alloc_exit, struct page_pool *pool)
 	if (!call) {
 		cnt_inc(DMT_CNT_LAT_MISSED, 1);
 	} else if (z) {
-		rqes = zcrx_rq_head(BPF_CORE_READ(pool, mp_priv)) - call->head;
+		rqes = zcrx_rq_head((void *)z->ifq) - call->head;
 		log2_add(&z->alloc_lat, bpf_ktime_get_ns() - call->ts);
 		if (rqes) {
 			z->rq_refills++;

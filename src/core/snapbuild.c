@@ -36,6 +36,13 @@ void snapbuild_pool_kernel_unknown(struct dmt_pool_snap *p)
 	pool_zcrx_unknown(p);
 }
 
+static void copy_batch(struct hist_batch *dst, const struct dmt_batch_hist *src)
+{
+	memcpy(dst->slots, src->slots, sizeof(dst->slots));
+	dst->count = src->count;
+	dst->sum = src->sum;
+}
+
 void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -72,9 +79,7 @@ void snapbuild_pool(const struct dmt_pool *v, struct dmt_pool_snap *p)
 		p->state = DMT_POOL_ZOMBIE;
 		p->inflight = v->release_inflight;
 	}
-	memcpy(p->refill.slots, v->refill.slots, sizeof(p->refill.slots));
-	p->refill.count = v->refill.count;
-	p->refill.sum = v->refill.sum;
+	copy_batch(&p->refill, &v->refill);
 }
 
 int snapbuild_add_pool(struct dmt_snapshot *s, size_t *cap, const struct dmt_pool *v)
@@ -384,9 +389,7 @@ void snapbuild_apply_zcrx(struct dmt_pool_snap *p, const struct dmt_zcrx_pool *z
 	p->zcrx_rq_refills = z->rq_refills;
 	p->zcrx_rqes = z->rqes;
 	copy_log2(&p->zcrx_alloc_lat_ns, &z->alloc_lat);
-	memcpy(p->zcrx_rq_batch.slots, z->rq_batch.slots, sizeof(p->zcrx_rq_batch.slots));
-	p->zcrx_rq_batch.count = z->rq_batch.count;
-	p->zcrx_rq_batch.sum = z->rq_batch.sum;
+	copy_batch(&p->zcrx_rq_batch, &z->rq_batch);
 	pool_zcrx_unknown(p);
 	if (!w || w->err || w->ifq != z->ifq)
 		return;
