@@ -117,13 +117,17 @@ if [ -x "$DMT" ] && [ "$(id -u)" = 0 ]; then
 		mode=$(probe_field mode)
 		check FAIL "devmemtop loads and attaches" 1 "mode: ${mode:-?}"
 		unav=$(probe_field unavailable)
+		# UNAV without ENTRY (one "metric: unavailable: why" of its list)
+		drop_unav() {
+			printf '%s' "$1" | sed "s/; $2//; s/^$2; //; s/^$2\$//"
+		}
 		# a kernel without devmem TX (before 6.14: net_devmem_get_binding
 		# not in its BTF) has no TX figures to give: said, not a warning
 		notx="binding_tx: unavailable: function net_devmem_get_binding not in kernel BTF"
 		case "; $unav; " in
 		*"; $notx; "*)
 			echo "INFO  no devmem TX in this kernel       TX figures unavailable (net_devmem_get_binding not in its BTF)"
-			unav=$(printf '%s' "$unav" | sed "s/; $notx//; s/^$notx; //; s/^$notx\$//")
+			unav=$(drop_unav "$unav" "$notx")
 			;;
 		esac
 		# nor a kernel without io_uring zero-copy receive (before 6.15, or
@@ -132,9 +136,8 @@ if [ -x "$DMT" ] && [ "$(id -u)" = 0 ]; then
 		case "; $unav; " in
 		*"; zcrx_calls: $nozc; "*)
 			echo "INFO  no io_uring zcrx in this kernel   zcrx figures unavailable (CONFIG_IO_URING_ZCRX, 6.15+)"
-			for m in zcrx_calls zcrx_area; do
-				unav=$(printf '%s' "$unav" | sed "s/; $m: $nozc//; s/^$m: $nozc; //; s/^$m: $nozc\$//")
-			done
+			unav=$(drop_unav "$unav" "zcrx_calls: $nozc")
+			unav=$(drop_unav "$unav" "zcrx_area: $nozc")
 			;;
 		esac
 		check WARN "every devmemtop metric available" "$([ -z "$unav" ] && echo 1)" "$unav"
